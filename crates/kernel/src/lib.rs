@@ -1,0 +1,16 @@
+//! teamcomm's shared kernel: what every domain crate speaks.
+
+mod clock;
+mod codes;
+mod error;
+mod ids;
+mod paging;
+
+pub use clock::{Clock, SharedClock, SystemClock};
+pub use codes::ErrorCode;
+pub use error::{Error, INTERNAL_DETAIL, RepoError, internal};
+pub use ids::{ApiKeyId, CliTokenId, OrgId, TeamId, UserId};
+pub use paging::{Page, PageRequest};
+
+/// Result of a domain operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,15 @@
+//! The credentials domain: API keys (format, hashing, lifecycle, role rules), CLI tokens, and
+//! the authenticated [`Principal`] every request carries. Storage and the organization cache are
+//! ports ([`KeyRepository`], [`OrgSnapshots`]).
+
+mod model;
+mod ports;
+mod secret;
+mod service;
+mod usage;
+
+pub use model::{ApiKey, CliTokenCredential, CredentialKind, KeyCredential, PersonRef, Principal, Scope};
+pub use ports::{KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots};
+pub use secret::{Secret, SecretHash, SecretKind, masked};
+pub use service::{CreateKey, KeyService, UpdateKey, invalid_credentials};
+pub use usage::UsageTracker;

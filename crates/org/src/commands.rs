@@ -1,0 +1,181 @@
+//! Validated inputs for changing organizations and users. Validation lives here so that the HTTP
+//! operator API and the `teamcomm admin` command apply exactly the same rules.
+
+use teamcomm_kernel::Error;
+
+use crate::{PlanTier, Role};
+
+const MAX_NAME: usize = 200;
+
+/// A new organization, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrganization {
+    pub name: String,
+    pub plan: PlanTier,
+    pub api_access: bool,
+    pub plan_beta: bool,
+    pub exchange_tokens: bool,
+}
+
+impl NewOrganization {
+    pub fn new(
+        name: &str,
+        plan: &str,
+        api_access: Option<bool>,
+        plan_beta: Option<bool>,
+        exchange_tokens: Option<bool>,
+    ) -> Result<Self, Error> {
+        let name = validate_name("name", name)?;
+        let plan = parse_plan(plan)?;
+        Ok(NewOrganization {
+            name,
+            plan,
+            api_access: api_access.unwrap_or(plan.default_api_access()),
+            plan_beta: plan_beta.unwrap_or(false),
+            exchange_tokens: exchange_tokens.unwrap_or(false),
+        })
+    }
+}
+
+/// A partial update of an organization; `None` keeps the stored value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrganizationPatch {
+    pub name: Option<String>,
+    pub plan: Option<PlanTier>,
+    pub api_access: Option<bool>,
+    pub plan_beta: Option<bool>,
+    pub exchange_tokens: Option<bool>,
+}
+
+impl OrganizationPatch {
+    pub fn new(
+        name: Option<&str>,
+        plan: Option<&str>,
+        api_access: Option<bool>,
+        plan_beta: Option<bool>,
+        exchange_tokens: Option<bool>,
+    ) -> Result<Self, Error> {
+        Ok(OrganizationPatch {
+            name: name.map(|n| validate_name("name", n)).transpose()?,
+            plan: plan.map(parse_plan).transpose()?,
+            api_access,
+            plan_beta,
+            exchange_tokens,
+        })
+    }
+}
+
+/// A new person, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewUser {
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role: Role,
+    pub is_active: bool,
+}
+
+impl NewUser {
+    pub fn new(
+        email: &str,
+        first_name: &str,
+        last_name: &str,
+        role: &str,
+        is_active: Option<bool>,
+    ) -> Result<Self, Error> {
+        let email = email.trim().to_lowercase();
+        let valid_email = email.len() <= 254
+            && email
+                .split_once('@')
+                .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !domain.starts_with('.'))
+            && !email.contains(char::is_whitespace);
+        if !valid_email {
+            return Err(Error::invalid_field("email", "Enter a valid email address."));
+        }
+        Ok(NewUser {
+            email,
+            first_name: validate_person_name("first_name", first_name)?,
+            last_name: validate_person_name("last_name", last_name)?,
+            role: parse_role(role)?,
+            is_active: is_active.unwrap_or(true),
+        })
+    }
+}
+
+/// A partial update of a person by an operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserPatch {
+    pub is_active: Option<bool>,
+    pub role: Option<Role>,
+}
+
+impl UserPatch {
+    pub fn new(is_active: Option<bool>, role: Option<&str>) -> Result<Self, Error> {
+        Ok(UserPatch { is_active, role: role.map(parse_role).transpose()? })
+    }
+}
+
+fn validate_name(field: &str, value: &str) -> Result<String, Error> {
+    let v = value.trim();
+    if v.is_empty() {
+        return Err(Error::invalid_field(field, "This field may not be blank."));
+    }
+    if v.chars().count() > MAX_NAME {
+        return Err(Error::invalid_field(field, format!("Ensure this field has no more than {MAX_NAME} characters.")));
+    }
+    Ok(v.to_owned())
+}
+
+fn validate_person_name(field: &str, value: &str) -> Result<String, Error> {
+    let v = value.trim();
+    if v.chars().count() > 150 {
+        return Err(Error::invalid_field(field, "Ensure this field has no more than 150 characters."));
+    }
+    Ok(v.to_owned())
+}
+
+fn parse_plan(plan: &str) -> Result<PlanTier, Error> {
+    PlanTier::parse(plan).ok_or_else(|| {
+        Error::invalid_field("plan", "Must be one of: free, starter, business, enterprise.")
+    })
+}
+
+fn parse_role(role: &str) -> Result<Role, Error> {
+    Role::parse(role).ok_or_else(|| Error::invalid_field("role", "Must be one of: admin, member, guest."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use teamcomm_kernel::ErrorCode;
+
+    #[test]
+    fn api_access_defaults_to_paid() {
+        let free = NewOrganization::new("Acme", "free", None, None, None).unwrap();
+        assert!(!free.api_access);
+        let paid = NewOrganization::new("Acme", "business", None, None, None).unwrap();
+        assert!(paid.api_access);
+        let off = NewOrganization::new("Acme", "business", Some(false), None, None).unwrap();
+        assert!(!off.api_access);
+    }
+
+    #[test]
+    fn refuses_unknown_plan_and_blank_name() {
+        let e = NewOrganization::new("Acme", "gold", None, None, None).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ParamsValidationError);
+        assert!(e.field_errors().contains_key("plan"));
+        let e = NewOrganization::new("  ", "free", None, None, None).unwrap_err();
+        assert!(e.field_errors().contains_key("name"));
+    }
+
+    #[test]
+    fn normalises_email_and_refuses_bad_ones() {
+        let u = NewUser::new(" Ada@Example.COM ", "Ada", "Lovelace", "admin", None).unwrap();
+        assert_eq!(u.email, "ada@example.com");
+        assert!(u.is_active);
+        for bad in ["", "ada", "@example.com", "ada@localhost", "a da@example.com"] {
+            assert!(NewUser::new(bad, "A", "B", "member", None).is_err(), "{bad}");
+        }
+        assert!(NewUser::new("a@b.co", "A", "B", "owner", None).is_err());
+    }
+}
