@@ -1,1 +1,24 @@
+//! The teamcomm actix-web application: the public API's routes, credential extractors, the
+//! error envelope and configuration. Rules live in the domain crates; SQL in `teamcomm-store-pg`.
 
+pub mod admin;
+pub mod app;
+pub mod auth;
+pub mod body;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod jwt;
+pub mod localpg;
+pub mod middleware;
+pub mod openapi;
+pub mod paging;
+pub mod provision;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod telemetry;
+
+pub use app::app;
+pub use config::Settings;
+pub use state::AppState;

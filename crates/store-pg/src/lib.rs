@@ -1,1 +1,11 @@
+//! The Postgres adapter: implements the domain ports with diesel + diesel-async, and owns the
+//! embedded migrations of the top-level `migrations/` directory.
 
+mod error;
+mod pool;
+mod repo;
+mod rows;
+mod schema;
+
+pub use pool::{Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations, split_database};
+pub use repo::{PgKeyRepository, PgOrgRepository};

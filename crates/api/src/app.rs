@@ -1,0 +1,43 @@
+//! Builds the actix application: routes, extractor configs, the JSON safety net.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::from_fn;
+use actix_web::{App, web};
+use tracing_actix_web::TracingLogger;
+use utoipa_actix_web::AppExt;
+
+use crate::error::{json_config, no_route, path_config, query_config};
+use crate::middleware::{add_trailing_slash, json_safety_net};
+use crate::openapi;
+use crate::state::AppState;
+
+/// The application with every route and middleware. `doc` is the OpenAPI document served at
+/// `/v1/openapi.json` (build it once with [`openapi::document`]).
+pub fn app(
+    state: AppState,
+    doc: web::Data<utoipa::openapi::OpenApi>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .into_utoipa_app()
+        .configure(crate::routes::configure)
+        .into_app()
+        .service(openapi::openapi_json)
+        .app_data(web::Data::new(state))
+        .app_data(doc)
+        .app_data(json_config())
+        .app_data(path_config())
+        .app_data(query_config())
+        .default_service(web::to(no_route))
+        .wrap(from_fn(json_safety_net))
+        .wrap(from_fn(add_trailing_slash))
+        .wrap(TracingLogger::default())
+}

@@ -1,0 +1,267 @@
+//! Settings, read once from the environment and validated before the server binds.
+//! Secrets are held in [`SecretString`] so they never reach a log line.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A configuration secret: printable only as `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+impl SecretString {
+    pub fn new(s: impl Into<String>) -> Self {
+        SecretString(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretString(***)")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub database_url: String,
+    /// True when `DATABASE_URL` was not set and the default is in use.
+    pub database_url_is_default: bool,
+    pub listen: SocketAddr,
+    pub operator_token: Option<SecretString>,
+    pub jwt_secret: SecretString,
+    pub jwt_access_ttl: Duration,
+    pub jwt_refresh_ttl: Duration,
+    pub plan_cache_ttl: Duration,
+    pub app_url: String,
+    pub base_url: String,
+    pub log_format: LogFormat,
+    pub tls: Option<TlsFiles>,
+    pub db_pool_size: usize,
+    pub workers: usize,
+    pub usage_flush_interval: Duration,
+}
+
+pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/teamcomm";
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+
+/// Every variable the service reads; any other `TEAMCOMM_*` name is refused as a likely typo.
+const KNOWN: &[&str] = &[
+    "TEAMCOMM_LISTEN",
+    "TEAMCOMM_OPERATOR_TOKEN",
+    "TEAMCOMM_JWT_SECRET",
+    "TEAMCOMM_JWT_ACCESS_TTL_SECS",
+    "TEAMCOMM_JWT_REFRESH_TTL_SECS",
+    "TEAMCOMM_PLAN_CACHE_TTL_SECS",
+    "TEAMCOMM_APP_URL",
+    "TEAMCOMM_BASE_URL",
+    "TEAMCOMM_LOG_FORMAT",
+    "TEAMCOMM_TLS_CERT",
+    "TEAMCOMM_TLS_KEY",
+    "TEAMCOMM_DB_POOL_SIZE",
+    "TEAMCOMM_WORKERS",
+    "TEAMCOMM_USAGE_FLUSH_SECS",
+];
+
+/// A configuration problem, phrased for the operator.
+#[derive(Debug, thiserror::Error)]
+#[error("configuration error: {0}")]
+pub struct ConfigError(pub String);
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+impl Settings {
+    /// Reads the process environment.
+    pub fn from_env(demo: bool) -> Result<Self, ConfigError> {
+        Self::from_vars(&std::env::vars().collect(), demo)
+    }
+
+    /// Reads settings from a map of variables (the environment, or a test's own map).
+    pub fn from_vars(vars: &HashMap<String, String>, demo: bool) -> Result<Self, ConfigError> {
+        for name in vars.keys() {
+            if name.starts_with("TEAMCOMM_") && !KNOWN.contains(&name.as_str()) && !name.starts_with("TEAMCOMM_TEST_") {
+                return Err(bad(format!("unknown variable {name}; known: {}", KNOWN.join(", "))));
+            }
+        }
+        let get = |k: &str| vars.get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+
+        let database_url_is_default = get("DATABASE_URL").is_none();
+        let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
+        if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
+            return Err(bad("DATABASE_URL must start with postgres:// or postgresql://"));
+        }
+        let listen_raw = get("TEAMCOMM_LISTEN").unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let listen: SocketAddr = listen_raw
+            .parse()
+            .map_err(|_| bad(format!("TEAMCOMM_LISTEN={listen_raw} is not an address like 127.0.0.1:8080")))?;
+
+        let operator_token = match get("TEAMCOMM_OPERATOR_TOKEN") {
+            Some(t) if t.len() < 16 => return Err(bad("TEAMCOMM_OPERATOR_TOKEN must be at least 16 characters")),
+            Some(t) => Some(SecretString::new(t)),
+            None => None,
+        };
+        let jwt_secret = match get("TEAMCOMM_JWT_SECRET") {
+            Some(s) if s.len() < 32 => return Err(bad("TEAMCOMM_JWT_SECRET must be at least 32 characters")),
+            Some(s) => SecretString::new(s),
+            None if demo => SecretString::new(random_secret()),
+            None => {
+                return Err(bad(
+                    "TEAMCOMM_JWT_SECRET is required (at least 32 characters), e.g. `export TEAMCOMM_JWT_SECRET=$(openssl rand -hex 32)`; only --demo generates one",
+                ));
+            }
+        };
+
+        let secs = |k: &str, default: u64, min: u64, max: u64| -> Result<Duration, ConfigError> {
+            match get(k) {
+                None => Ok(Duration::from_secs(default)),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(n) if (min..=max).contains(&n) => Ok(Duration::from_secs(n)),
+                    _ => Err(bad(format!("{k}={v} must be a whole number of seconds between {min} and {max}"))),
+                },
+            }
+        };
+        let count = |k: &str, default: usize, max: usize| -> Result<usize, ConfigError> {
+            match get(k) {
+                None => Ok(default),
+                Some(v) => match v.parse::<usize>() {
+                    Ok(n) if (1..=max).contains(&n) => Ok(n),
+                    _ => Err(bad(format!("{k}={v} must be a whole number between 1 and {max}"))),
+                },
+            }
+        };
+
+        let tls = match (get("TEAMCOMM_TLS_CERT"), get("TEAMCOMM_TLS_KEY")) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert: cert.into(), key: key.into() }),
+            (None, None) => None,
+            _ => return Err(bad("set both TEAMCOMM_TLS_CERT and TEAMCOMM_TLS_KEY, or neither")),
+        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let base_url = match get("TEAMCOMM_BASE_URL") {
+            Some(u) => validate_url("TEAMCOMM_BASE_URL", &u)?,
+            None => format!("{scheme}://{listen}"),
+        };
+        let app_url = match get("TEAMCOMM_APP_URL") {
+            Some(u) => validate_url("TEAMCOMM_APP_URL", &u)?,
+            None => base_url.clone(),
+        };
+        let log_format = match get("TEAMCOMM_LOG_FORMAT").as_deref() {
+            None | Some("text") => LogFormat::Text,
+            Some("json") => LogFormat::Json,
+            Some(other) => return Err(bad(format!("TEAMCOMM_LOG_FORMAT={other} must be text or json"))),
+        };
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+
+        Ok(Settings {
+            database_url,
+            database_url_is_default,
+            listen,
+            operator_token,
+            jwt_secret,
+            jwt_access_ttl: secs("TEAMCOMM_JWT_ACCESS_TTL_SECS", 15 * 60, 30, 24 * 3600)?,
+            jwt_refresh_ttl: secs("TEAMCOMM_JWT_REFRESH_TTL_SECS", 14 * 24 * 3600, 60, 90 * 24 * 3600)?,
+            plan_cache_ttl: secs("TEAMCOMM_PLAN_CACHE_TTL_SECS", 60, 0, 3600)?,
+            app_url,
+            base_url,
+            log_format,
+            tls,
+            db_pool_size: count("TEAMCOMM_DB_POOL_SIZE", 16, 1000)?,
+            workers: count("TEAMCOMM_WORKERS", cores, 256)?,
+            usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
+        })
+    }
+}
+
+fn validate_url(name: &str, value: &str) -> Result<String, ConfigError> {
+    let trimmed = value.trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .ok_or_else(|| bad(format!("{name}={value} must start with http:// or https://")))?;
+    if rest.is_empty() || rest.contains(char::is_whitespace) {
+        return Err(bad(format!("{name}={value} is not a URL")));
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn random_secret() -> String {
+    use std::fmt::Write;
+    let bytes: [u8; 32] = rand_bytes();
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn rand_bytes() -> [u8; 32] {
+    // uuid v4 uses the OS random source; two of them make 244 random bits.
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    let mut out = [0u8; 32];
+    out[..16].copy_from_slice(a.as_bytes());
+    out[16..].copy_from_slice(b.as_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn defaults_in_demo_mode() {
+        let s = Settings::from_vars(&vars(&[]), true).unwrap();
+        assert_eq!(s.database_url, DEFAULT_DATABASE_URL);
+        assert!(s.database_url_is_default);
+        assert_eq!(s.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(s.plan_cache_ttl, Duration::from_secs(60));
+        assert_eq!(s.base_url, "http://127.0.0.1:8080");
+        assert!(s.operator_token.is_none());
+        assert_eq!(s.jwt_secret.expose().len(), 64);
+    }
+
+    #[test]
+    fn jwt_secret_required_outside_demo() {
+        let e = Settings::from_vars(&vars(&[]), false).unwrap_err();
+        assert!(e.to_string().contains("TEAMCOMM_JWT_SECRET"));
+        let ok = Settings::from_vars(&vars(&[("TEAMCOMM_JWT_SECRET", &"s".repeat(32))]), false).unwrap();
+        assert_eq!(format!("{:?}", ok.jwt_secret), "SecretString(***)");
+    }
+
+    #[test]
+    fn refuses_unknown_names_and_bad_values() {
+        for (k, v) in [
+            ("TEAMCOMM_PLAN_CACHE_TTL", "5"),
+            ("TEAMCOMM_PLAN_CACHE_TTL_SECS", "soon"),
+            ("TEAMCOMM_LISTEN", "localhost"),
+            ("TEAMCOMM_LOG_FORMAT", "xml"),
+            ("TEAMCOMM_TLS_CERT", "/tmp/cert.pem"),
+            ("TEAMCOMM_OPERATOR_TOKEN", "short"),
+            ("TEAMCOMM_BASE_URL", "ftp://x"),
+            ("DATABASE_URL", "mysql://x/y"),
+        ] {
+            let e = Settings::from_vars(&vars(&[(k, v)]), true);
+            assert!(e.is_err(), "{k}={v} accepted");
+            assert!(e.unwrap_err().to_string().contains(k), "message names {k}");
+        }
+    }
+}

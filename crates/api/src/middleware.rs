@@ -1,0 +1,70 @@
+//! App-wide middleware: trailing-slash normalisation and the JSON safety net (panics and any
+//! non-JSON error become the envelope).
+
+use std::panic::AssertUnwindSafe;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Uri;
+use actix_web::middleware::Next;
+use futures_util::FutureExt;
+use teamcomm_kernel::{ErrorCode, INTERNAL_DETAIL};
+
+use crate::error::{envelope_for_status, error_response, is_json};
+
+/// Appends the trailing slash the API's paths are written with (`/v1/me` → `/v1/me/`), so both
+/// forms reach the same route. Only API paths are touched; a last segment with a dot
+/// (`/v1/openapi.json`) is kept as is.
+pub async fn add_trailing_slash(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let path = req.path();
+    let last = path.rsplit('/').next().unwrap_or("");
+    let api_path = ["/v1/", "/api/", "/operator/"].iter().any(|p| path.starts_with(p));
+    if api_path && !path.ends_with('/') && !last.contains('.') {
+        let new_path = match req.uri().query() {
+            Some(q) => format!("{path}/?{q}"),
+            None => format!("{path}/"),
+        };
+        if let Ok(pq) = new_path.parse::<actix_web::http::uri::PathAndQuery>() {
+            let mut parts = req.head().uri.clone().into_parts();
+            parts.path_and_query = Some(pq);
+            if let Ok(uri) = Uri::from_parts(parts) {
+                req.match_info_mut().get_mut().update(&uri);
+                req.head_mut().uri = uri;
+            }
+        }
+    }
+    next.call(req).await
+}
+
+/// Catches panics (500 with a fixed detail; the cause is logged once) and rewrites any error
+/// response that is not JSON into the envelope.
+pub async fn json_safety_net(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let http_req = req.request().clone();
+    let outcome = AssertUnwindSafe(next.call(req)).catch_unwind().await;
+    let res = match outcome {
+        Ok(Ok(res)) => res.map_into_boxed_body(),
+        Ok(Err(err)) => ServiceResponse::from_err(err, http_req).map_into_boxed_body(),
+        Err(panic) => {
+            let cause = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            tracing::error!(panic.message = %cause, path = %http_req.path(), "handler panicked");
+            let body = teamcomm_kernel::Error::new(ErrorCode::InternalError, INTERNAL_DETAIL);
+            return Ok(ServiceResponse::new(http_req, error_response(&body)));
+        }
+    };
+    let status = res.status();
+    if (status.is_client_error() || status.is_server_error()) && !is_json(res.headers()) {
+        let (req, _) = res.into_parts();
+        return Ok(ServiceResponse::new(req, error_response(&envelope_for_status(status))));
+    }
+    Ok(res)
+}

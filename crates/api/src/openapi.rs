@@ -1,0 +1,74 @@
+//! The OpenAPI 3.1 document, generated from the route annotations (utoipa + utoipa-actix-web):
+//! whatever `routes::configure` registers is documented, so the two cannot drift apart.
+
+use actix_web::{App, HttpResponse, get, web};
+use serde::Serialize;
+use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+use utoipa_actix_web::AppExt;
+
+/// The error envelope every non-2xx answer carries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Human-readable; may change.
+    pub detail: String,
+    /// Machine-readable and frozen; dispatch on this.
+    pub code: String,
+    /// Per-field messages on validation errors.
+    pub errors: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// Extra data such as `retry_after`, `parameter`, `max_size_bytes`.
+    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Where to upgrade, on `plan_upgrade_required`.
+    pub upgrade_url: Option<String>,
+}
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, doc: &mut OpenApiDoc) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("api_key", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-KEY"))));
+        components.add_security_scheme(
+            "cli_token",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("CLI login token")).build()),
+        );
+        components.add_security_scheme(
+            "jwt",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "Authorization",
+                "`JWT <access token>` of a web session",
+            ))),
+        );
+        components.add_security_scheme(
+            "operator",
+            SecurityScheme::Http(
+                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("TEAMCOMM_OPERATOR_TOKEN")).build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "teamcomm",
+        description = "Self-hostable team-communication API. Every error is JSON `{detail, code}`; `code` values are frozen.",
+    ),
+    paths(openapi_json),
+    components(schemas(ErrorBody)),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+/// Builds the document from the registered routes.
+pub fn document() -> OpenApiDoc {
+    let (_, doc) = App::new().into_utoipa_app().openapi(ApiDoc::openapi()).configure(crate::routes::configure).split_for_parts();
+    doc
+}
+
+#[utoipa::path(tag = "meta", responses((status = 200, description = "This document")))]
+#[get("/v1/openapi.json")]
+pub async fn openapi_json(doc: web::Data<OpenApiDoc>) -> HttpResponse {
+    HttpResponse::Ok().json(doc.get_ref())
+}

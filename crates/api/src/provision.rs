@@ -1,0 +1,121 @@
+//! Provisioning operations shared by the operator HTTP API and the `teamcomm admin` command,
+//! so both apply the same validation and print the same JSON shapes.
+
+use serde::Serialize;
+use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
+use teamcomm_org::{NewOrganization, NewUser, Organization, OrganizationPatch, User, UserPatch};
+use utoipa::ToSchema;
+
+use crate::body::iso;
+use crate::jwt::TokenPair;
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrganizationView {
+    pub uuid: String,
+    pub name: String,
+    pub plan: String,
+    pub api_access: bool,
+    pub plan_beta: bool,
+    pub exchange_tokens: bool,
+    pub created_at: String,
+}
+
+impl From<&Organization> for OrganizationView {
+    fn from(o: &Organization) -> Self {
+        OrganizationView {
+            uuid: o.id.to_string(),
+            name: o.name.clone(),
+            plan: o.plan.as_str().to_owned(),
+            api_access: o.api_access,
+            plan_beta: o.plan_beta,
+            exchange_tokens: o.exchange_tokens,
+            created_at: iso(o.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    pub uuid: String,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub role: String,
+    pub is_active: bool,
+}
+
+impl From<&User> for UserView {
+    fn from(u: &User) -> Self {
+        UserView {
+            uuid: u.id.to_string(),
+            email: u.email.clone(),
+            first_name: u.first_name.clone(),
+            last_name: u.last_name.clone(),
+            role: u.role.as_str().to_owned(),
+            is_active: u.is_active,
+        }
+    }
+}
+
+/// A CLI token, shown once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CliTokenView {
+    pub token: String,
+    pub expires_at: Option<String>,
+}
+
+pub async fn create_organization(state: &AppState, new: NewOrganization) -> Result<OrganizationView, Error> {
+    let org = state.orgs.create_organization(&new).await?;
+    Ok((&org).into())
+}
+
+pub async fn update_organization(
+    state: &AppState,
+    id: OrgId,
+    patch: OrganizationPatch,
+) -> Result<OrganizationView, Error> {
+    let org = state.orgs.update_organization(id, &patch).await?;
+    // This process sees its own change at once; other instances within the cache TTL.
+    state.org_cache.invalidate(id).await;
+    Ok((&org).into())
+}
+
+pub async fn create_user(state: &AppState, org: OrgId, new: NewUser) -> Result<UserView, Error> {
+    state.orgs.get_organization(org).await?;
+    match state.orgs.create_user(org, &new).await {
+        Ok(user) => Ok((&user).into()),
+        Err(RepoError::Conflict { .. }) => Err(Error::new(
+            ErrorCode::ParamsValidationError,
+            "A user with this e-mail already exists in the organization.",
+        )
+        .with_field_error("email", "A user with this e-mail already exists in the organization.")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn update_user(state: &AppState, id: UserId, patch: UserPatch) -> Result<UserView, Error> {
+    let user = state.orgs.update_user(id, &patch).await?;
+    Ok((&user).into())
+}
+
+pub async fn create_session(state: &AppState, id: UserId) -> Result<TokenPair, Error> {
+    let user = state.orgs.find_user(id).await?;
+    if !user.is_active {
+        return Err(Error::invalid_field("user", "The user is deactivated."));
+    }
+    state.jwt.issue_pair(user.id, user.org_id)
+}
+
+pub async fn create_cli_token(state: &AppState, id: UserId, ttl_days: Option<u32>) -> Result<CliTokenView, Error> {
+    let user = state.orgs.find_user(id).await?;
+    if !user.is_active {
+        return Err(Error::invalid_field("user", "The user is deactivated."));
+    }
+    let ttl = ttl_days.map(|d| time::Duration::days(i64::from(d)));
+    let secret = state.keys.issue_cli_token(&user, ttl).await?;
+    Ok(CliTokenView {
+        token: secret.expose().to_owned(),
+        expires_at: ttl.map(|ttl| iso(time::OffsetDateTime::now_utc() + ttl)),
+    })
+}

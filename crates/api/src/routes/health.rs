@@ -1,0 +1,29 @@
+//! Liveness and readiness probes (outside `/v1/`, unauthenticated).
+
+use actix_web::{HttpResponse, get, web};
+use serde_json::json;
+
+use crate::state::AppState;
+
+#[utoipa::path(tag = "health", responses((status = 200, description = "The process is up")))]
+#[get("/healthz")]
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+#[utoipa::path(
+    tag = "health",
+    responses((status = 200, description = "The database answers"), (status = 503, description = "The database does not answer"))
+)]
+#[get("/readyz")]
+pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    if state.db.ping().await {
+        HttpResponse::Ok().json(json!({"status": "ok", "database": "ok"}))
+    } else {
+        HttpResponse::ServiceUnavailable().json(json!({
+            "detail": "The database does not answer.",
+            "code": "service_unavailable",
+            "database": "unavailable"
+        }))
+    }
+}

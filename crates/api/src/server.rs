@@ -1,0 +1,126 @@
+//! Process lifecycle: database preparation, the HTTP(S) server, background flushing, shutdown.
+
+use std::path::Path;
+
+use actix_web::{HttpServer, web};
+use anyhow::Context;
+use teamcomm_store_pg::{Database, create_database_if_missing, run_migrations};
+
+use crate::config::{Settings, TlsFiles};
+use crate::state::AppState;
+use crate::{demo, localpg, openapi};
+
+/// Hides the password of a connection URL for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let creds = &url[s + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Creates the database if missing and applies migrations. When nothing answers at
+/// `DATABASE_URL` and `local_pg_dir` is given, starts a project-local cluster there instead.
+pub async fn prepare_database(settings: &mut Settings, local_pg_dir: Option<&Path>) -> anyhow::Result<Database> {
+    if let Err(first) = create_database_if_missing(&settings.database_url).await {
+        let fallback = local_pg_dir.filter(|_| settings.database_url_is_default && localpg::server_binaries().is_some());
+        match fallback {
+            Some(dir) => {
+                tracing::warn!(
+                    "no PostgreSQL answers at {}; starting a project-local cluster under {}",
+                    redact_url(&settings.database_url),
+                    dir.display()
+                );
+                settings.database_url = localpg::start(dir)?;
+                create_database_if_missing(&settings.database_url)
+                    .await
+                    .context("the project-local PostgreSQL cluster started but does not accept connections")?;
+            }
+            None => anyhow::bail!(
+                "no PostgreSQL answers at {} ({first}); start it (e.g. `pg_ctlcluster --skip-systemctl-redirect 15 main start`) or set DATABASE_URL to a running server",
+                redact_url(&settings.database_url)
+            ),
+        }
+    }
+    let applied = run_migrations(&settings.database_url).await.context("applying migrations")?;
+    for m in &applied {
+        tracing::info!(migration = %m, "applied migration");
+    }
+    Database::connect(&settings.database_url, settings.db_pool_size)
+}
+
+/// Runs the server until SIGTERM/SIGINT; in-flight requests drain before exit.
+pub async fn serve(mut settings: Settings, demo_mode: bool, local_pg_dir: Option<&Path>) -> anyhow::Result<()> {
+    let db = prepare_database(&mut settings, local_pg_dir).await?;
+    let state = AppState::new(db, settings.clone());
+
+    if demo_mode {
+        if let Some(seed) = demo::seed_if_empty(&state).await? {
+            println!("{}", demo::banner(&seed, &state.settings.base_url));
+        } else {
+            tracing::info!("--demo: the database already holds data; nothing seeded");
+        }
+    }
+
+    let flusher = {
+        let state = state.clone();
+        let every = settings.usage_flush_interval;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                state.flush_key_usage().await;
+            }
+        })
+    };
+
+    let doc = web::Data::new(openapi::document());
+    let app_state = state.clone();
+    let server = HttpServer::new(move || crate::app(app_state.clone(), doc.clone()))
+        .workers(settings.workers)
+        .shutdown_timeout(30);
+    let server = match &settings.tls {
+        Some(files) => server.bind_rustls_0_23(settings.listen, tls_config(files)?)?,
+        None => server.bind(settings.listen)?,
+    };
+    let scheme = if settings.tls.is_some() { "https" } else { "http" };
+    tracing::info!(listen = %settings.listen, base_url = %settings.base_url, "teamcomm listening on {scheme}://{}", settings.listen);
+    server.run().await?;
+
+    flusher.abort();
+    state.flush_key_usage().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn tls_config(files: &TlsFiles) -> anyhow::Result<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let certs = CertificateDer::pem_file_iter(&files.cert)
+        .with_context(|| format!("reading TEAMCOMM_TLS_CERT {}", files.cert.display()))?
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("parsing TEAMCOMM_TLS_CERT {}", files.cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&files.key)
+        .with_context(|| format!("reading TEAMCOMM_TLS_KEY {}", files.key.display()))?;
+    rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .context("TEAMCOMM_TLS_CERT and TEAMCOMM_TLS_KEY do not form a usable certificate")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact_url("postgres://postgres@h/db"), "postgres://postgres@h/db");
+    }
+}

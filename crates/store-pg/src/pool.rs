@@ -1,0 +1,143 @@
+//! Connection pool, database creation and embedded migrations.
+
+use std::time::Duration;
+
+use diesel::QueryableByName;
+use diesel::sql_types::{Bool, Text};
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use teamcomm_kernel::RepoError;
+
+use crate::error::{db_error, pool_error};
+
+/// The SQL migrations of `migrations/`, compiled into the binary.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+
+pub type PgPool = Pool<AsyncPgConnection>;
+pub(crate) type PgConn = Object<AsyncPgConnection>;
+
+/// The Postgres store: one pool shared by every repository.
+#[derive(Clone)]
+pub struct Database {
+    pool: PgPool,
+}
+
+impl Database {
+    /// Builds a pool of at most `max_size` connections. Connections open lazily.
+    pub fn connect(url: &str, max_size: usize) -> anyhow::Result<Self> {
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        let pool = Pool::builder(manager)
+            .max_size(max_size)
+            .wait_timeout(Some(Duration::from_secs(5)))
+            .create_timeout(Some(Duration::from_secs(5)))
+            .runtime(deadpool::Runtime::Tokio1)
+            .build()?;
+        Ok(Database { pool })
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub(crate) async fn conn(&self) -> Result<PgConn, RepoError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// True when the database answers a trivial query.
+    pub async fn ping(&self) -> bool {
+        match self.conn().await {
+            Ok(mut conn) => diesel::sql_query("SELECT 1").execute(&mut conn).await.is_ok(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// Applies pending embedded migrations. Runs the synchronous harness on a blocking thread.
+pub async fn run_migrations(url: &str) -> anyhow::Result<Vec<String>> {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<String>> {
+        use diesel::Connection;
+        use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+        let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url)?;
+        let applied = conn.run_pending_migrations(MIGRATIONS).map_err(|e| anyhow::anyhow!(e))?;
+        Ok(applied.iter().map(ToString::to_string).collect())
+    })
+    .await?
+}
+
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = Bool)]
+    exists: bool,
+}
+
+/// Creates the database named in `url` when it does not exist, connecting to the `postgres`
+/// maintenance database of the same server. Returns true when it created it.
+pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
+    let (maintenance, name) = split_database(url)?;
+    let mut conn = AsyncPgConnection::establish(&maintenance).await?;
+    let found: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+        .bind::<Text, _>(&name)
+        .get_result(&mut conn)
+        .await?;
+    if found.exists {
+        return Ok(false);
+    }
+    let sql = format!("CREATE DATABASE {}", quote_ident(&name));
+    match diesel::sql_query(sql).execute(&mut conn).await {
+        Ok(_) => Ok(true),
+        Err(e) => match db_error(e) {
+            // Another process created it between our check and our create.
+            RepoError::Conflict { .. } => Ok(false),
+            other => Err(other.into()),
+        },
+    }
+}
+
+/// Splits a URL into (same URL aimed at the `postgres` database, database name).
+pub fn split_database(url: &str) -> anyhow::Result<(String, String)> {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").ok_or_else(|| anyhow::anyhow!("DATABASE_URL must look like postgres://user@host:port/database"))? + 3;
+    let path_start = base[scheme_end..].find('/').map(|i| i + scheme_end);
+    let (authority, name) = match path_start {
+        Some(i) => (&base[..i], &base[i + 1..]),
+        None => (base, ""),
+    };
+    if name.is_empty() {
+        anyhow::bail!("DATABASE_URL names no database (expected …/database)");
+    }
+    let maintenance = match query {
+        Some(q) => format!("{authority}/postgres?{q}"),
+        None => format!("{authority}/postgres"),
+    };
+    Ok((maintenance, name.to_owned()))
+}
+
+/// Quotes a Postgres identifier.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_database;
+
+    #[test]
+    fn splits_database_from_url_forms() {
+        assert_eq!(
+            split_database("postgres://postgres@127.0.0.1:5432/teamcomm").unwrap(),
+            ("postgres://postgres@127.0.0.1:5432/postgres".into(), "teamcomm".into())
+        );
+        assert_eq!(
+            split_database("postgres://u@localhost/app?host=/tmp/sock").unwrap(),
+            ("postgres://u@localhost/postgres?host=/tmp/sock".into(), "app".into())
+        );
+        assert!(split_database("postgres://u@localhost").is_err());
+        assert!(split_database("nonsense").is_err());
+    }
+}

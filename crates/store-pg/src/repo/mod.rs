@@ -1,0 +1,5 @@
+mod keys;
+mod org;
+
+pub use keys::PgKeyRepository;
+pub use org::PgOrgRepository;

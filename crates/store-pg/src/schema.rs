@@ -1,0 +1,88 @@
+//! Table definitions, kept in step with `migrations/` by hand (diesel's `print-schema` needs
+//! libpq, which the build avoids). `tests` checks every table here against the migrated database.
+
+diesel::table! {
+    organizations (id) {
+        id -> Uuid,
+        name -> Text,
+        plan -> Text,
+        api_access -> Bool,
+        plan_beta -> Bool,
+        exchange_tokens -> Bool,
+        timezone -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        email -> Text,
+        first_name -> Text,
+        last_name -> Text,
+        role -> Text,
+        is_active -> Bool,
+        timezone -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    teams (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        name -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    team_members (team_id, user_id) {
+        team_id -> Uuid,
+        user_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        owner_id -> Uuid,
+        created_by_id -> Nullable<Uuid>,
+        name -> Text,
+        key_hash -> Bytea,
+        key_suffix -> Text,
+        is_agent_key -> Bool,
+        scopes -> Array<Text>,
+        active -> Bool,
+        expiration -> Nullable<Timestamptz>,
+        last_usage_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    cli_tokens (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        user_id -> Uuid,
+        token_hash -> Bytea,
+        expires_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(users -> organizations (organization_id));
+diesel::joinable!(teams -> organizations (organization_id));
+diesel::joinable!(team_members -> teams (team_id));
+diesel::joinable!(team_members -> users (user_id));
+diesel::joinable!(api_keys -> organizations (organization_id));
+diesel::joinable!(cli_tokens -> users (user_id));
+
+diesel::allow_tables_to_appear_in_same_query!(organizations, users, teams, team_members, api_keys, cli_tokens);
