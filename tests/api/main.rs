@@ -1,1 +1,8 @@
+//! Black-box API tests: the real app over HTTP against a fresh Postgres database per test.
 
+mod api_keys;
+mod auth;
+mod envelope;
+mod me;
+mod openapi;
+mod operator;

@@ -26,11 +26,17 @@ pub fn app(
         InitError = (),
     >,
 > {
+    let bench_floor = state.settings.bench_floor;
     App::new()
         .into_utoipa_app()
         .configure(crate::routes::configure)
         .into_app()
         .service(openapi::openapi_json)
+        .configure(|cfg| {
+            if bench_floor {
+                cfg.service(crate::routes::bench::floor);
+            }
+        })
         .app_data(web::Data::new(state))
         .app_data(doc)
         .app_data(json_config())

@@ -2,10 +2,37 @@
 //! `unknown_field` (with `extra.parameter`) for keys it does not accept, and
 //! `params_validation_error` with a per-field `errors` map for wrong types or missing values.
 
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use serde_json::{Map, Value};
 use teamcomm_kernel::{Error, ErrorCode};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
+
+/// A JSON request body. A missing `Content-Type` is read as JSON (many clients omit it); a
+/// declared non-JSON type is refused with 415 `unsupported_media_type`.
+pub struct JsonBody(pub Value);
+
+impl FromRequest for JsonBody {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let declared_json = match req.mime_type() {
+            Ok(None) => true,
+            Ok(Some(mime)) => mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json"),
+            Err(_) => false,
+        };
+        if !declared_json {
+            let e = Error::new(ErrorCode::UnsupportedMediaType, "Unsupported media type; send Content-Type: application/json.");
+            return Box::pin(std::future::ready(Err(crate::error::ApiError(e).into())));
+        }
+        let json = web::Json::<Value>::from_request(req, payload);
+        Box::pin(async move { json.await.map(|j| JsonBody(j.into_inner())) })
+    }
+}
 
 /// A JSON object body being read.
 pub struct Body {

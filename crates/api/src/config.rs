@@ -55,6 +55,8 @@ pub struct Settings {
     pub db_pool_size: usize,
     pub workers: usize,
     pub usage_flush_interval: Duration,
+    /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
+    pub bench_floor: bool,
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/teamcomm";
@@ -76,6 +78,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_DB_POOL_SIZE",
     "TEAMCOMM_WORKERS",
     "TEAMCOMM_USAGE_FLUSH_SECS",
+    "TEAMCOMM_BENCH_FLOOR",
 ];
 
 /// A configuration problem, phrased for the operator.
@@ -184,6 +187,11 @@ impl Settings {
             db_pool_size: count("TEAMCOMM_DB_POOL_SIZE", 16, 1000)?,
             workers: count("TEAMCOMM_WORKERS", cores, 256)?,
             usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
+            bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
+                None | Some("0") | Some("false") => false,
+                Some("1") | Some("true") => true,
+                Some(other) => return Err(bad(format!("TEAMCOMM_BENCH_FLOOR={other} must be true or false"))),
+            },
         })
     }
 }

@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::error::InternalError;
 use actix_web::http::Uri;
 use actix_web::middleware::Next;
 use futures_util::FutureExt;
@@ -41,30 +42,40 @@ pub async fn add_trailing_slash(
 
 /// Catches panics (500 with a fixed detail; the cause is logged once) and rewrites any error
 /// response that is not JSON into the envelope.
+///
+/// No clone of the request is held across `next.call` (routing needs sole ownership of it), so a
+/// panic or an error is answered as an `Err` whose response is the envelope.
 pub async fn json_safety_net(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let http_req = req.request().clone();
-    let outcome = AssertUnwindSafe(next.call(req)).catch_unwind().await;
-    let res = match outcome {
-        Ok(Ok(res)) => res.map_into_boxed_body(),
-        Ok(Err(err)) => ServiceResponse::from_err(err, http_req).map_into_boxed_body(),
+    let path = req.path().to_owned();
+    match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(Ok(res)) => {
+            let status = res.status();
+            if (status.is_client_error() || status.is_server_error()) && !is_json(res.headers()) {
+                let (req, _) = res.into_parts();
+                return Ok(ServiceResponse::new(req, error_response(&envelope_for_status(status))));
+            }
+            Ok(res.map_into_boxed_body())
+        }
+        Ok(Err(err)) => {
+            let res = err.as_response_error().error_response();
+            if is_json(res.headers()) {
+                return Err(err);
+            }
+            let envelope = error_response(&envelope_for_status(res.status()));
+            Err(InternalError::from_response(err.to_string(), envelope).into())
+        }
         Err(panic) => {
             let cause = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_owned());
-            tracing::error!(panic.message = %cause, path = %http_req.path(), "handler panicked");
-            let body = teamcomm_kernel::Error::new(ErrorCode::InternalError, INTERNAL_DETAIL);
-            return Ok(ServiceResponse::new(http_req, error_response(&body)));
+            tracing::error!(panic.message = %cause, path = %path, "handler panicked");
+            let envelope = error_response(&teamcomm_kernel::Error::new(ErrorCode::InternalError, INTERNAL_DETAIL));
+            Err(InternalError::from_response("handler panicked", envelope).into())
         }
-    };
-    let status = res.status();
-    if (status.is_client_error() || status.is_server_error()) && !is_json(res.headers()) {
-        let (req, _) = res.into_parts();
-        return Ok(ServiceResponse::new(req, error_response(&envelope_for_status(status))));
     }
-    Ok(res)
 }

@@ -12,8 +12,11 @@ pub trait Clock: Send + Sync + 'static {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    /// Microsecond precision, the precision Postgres stores, so an instant read back from the
+    /// database equals the one that was written.
     fn now(&self) -> OffsetDateTime {
-        OffsetDateTime::now_utc()
+        let now = OffsetDateTime::now_utc();
+        now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000).unwrap_or(now)
     }
 }
 

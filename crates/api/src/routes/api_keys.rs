@@ -3,13 +3,12 @@
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use serde::Serialize;
-use serde_json::Value;
 use teamcomm_kernel::ApiKeyId;
 use teamcomm_keys::{ApiKey, CreateKey, PersonRef, Secret, UpdateKey, masked};
 use utoipa::ToSchema;
 
 use crate::auth::SessionUser;
-use crate::body::{Body, iso};
+use crate::body::{Body, JsonBody, iso};
 use crate::error::ApiResult;
 use crate::openapi::ErrorBody;
 use crate::paging::Paging;
@@ -122,9 +121,9 @@ fn key_id(raw: &str) -> ApiResult<ApiKeyId> {
 pub async fn create_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.into_inner(), &["name", "is_agent_key", "for_user_id", "scopes", "expiration"])?;
+    let mut b = Body::object(body.0, &["name", "is_agent_key", "for_user_id", "scopes", "expiration"])?;
     let input = CreateKey {
         name: b.required_string("name"),
         is_agent_key: b.bool("is_agent_key").unwrap_or(false),
@@ -191,10 +190,10 @@ pub async fn update_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
     id: web::Path<String>,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let id = key_id(&id)?;
-    let mut b = Body::object(body.into_inner(), &["name", "active", "expiration", "scopes", "regenerate"])?;
+    let mut b = Body::object(body.0, &["name", "active", "expiration", "scopes", "regenerate"])?;
     let input = UpdateKey {
         name: b.string("name"),
         active: b.bool("active"),

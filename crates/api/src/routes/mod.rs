@@ -2,6 +2,7 @@
 //! [`configure`].
 
 pub mod api_keys;
+pub mod bench;
 pub mod health;
 pub mod me;
 pub mod operator;

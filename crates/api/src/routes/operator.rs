@@ -2,13 +2,12 @@
 //! `TEAMCOMM_OPERATOR_TOKEN` is set). Stands in for chat-platform onboarding and web login.
 
 use actix_web::{HttpResponse, patch, post, web};
-use serde_json::Value;
 use teamcomm_kernel::{Error, OrgId, UserId};
 use teamcomm_org::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
 use utoipa::ToSchema;
 
 use crate::auth::Operator;
-use crate::body::Body;
+use crate::body::{Body, JsonBody};
 use crate::error::ApiResult;
 use crate::jwt::TokenPair;
 use crate::openapi::ErrorBody;
@@ -56,9 +55,9 @@ pub struct CreateUserBody {
 pub async fn create_organization(
     _op: Operator,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.into_inner(), ORG_FIELDS)?;
+    let mut b = Body::object(body.0, ORG_FIELDS)?;
     let (name, plan) = (b.required_string("name"), b.required_string("plan"));
     let (api_access, plan_beta, exchange) = (b.bool("api_access"), b.bool("plan_beta"), b.bool("exchange_tokens"));
     b.finish()?;
@@ -78,10 +77,10 @@ pub async fn update_organization(
     _op: Operator,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let id: OrgId = uuid_path(&id)?;
-    let mut b = Body::object(body.into_inner(), ORG_FIELDS)?;
+    let mut b = Body::object(body.0, ORG_FIELDS)?;
     let (name, plan) = (b.string("name"), b.string("plan"));
     let (api_access, plan_beta, exchange) = (b.bool("api_access"), b.bool("plan_beta"), b.bool("exchange_tokens"));
     b.finish()?;
@@ -105,10 +104,10 @@ pub async fn create_user(
     _op: Operator,
     state: web::Data<AppState>,
     org: web::Path<String>,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let org: OrgId = uuid_path(&org)?;
-    let mut b = Body::object(body.into_inner(), &["email", "first_name", "last_name", "role", "is_active"])?;
+    let mut b = Body::object(body.0, &["email", "first_name", "last_name", "role", "is_active"])?;
     let email = b.required_string("email");
     let first = b.string("first_name").unwrap_or_default();
     let last = b.string("last_name").unwrap_or_default();
@@ -130,10 +129,10 @@ pub async fn update_user(
     _op: Operator,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    body: web::Json<Value>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let id: UserId = uuid_path(&id)?;
-    let mut b = Body::object(body.into_inner(), &["is_active", "role"])?;
+    let mut b = Body::object(body.0, &["is_active", "role"])?;
     let (is_active, role) = (b.bool("is_active"), b.string("role"));
     b.finish()?;
     let patch = UserPatch::new(is_active, role.as_deref())?;

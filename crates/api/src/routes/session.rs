@@ -1,11 +1,10 @@
 //! `POST /api/auth/token/refresh/`: a new access token from a refresh token.
 
 use actix_web::{HttpResponse, post, web};
-use serde_json::Value;
 use teamcomm_kernel::Error;
 use utoipa::ToSchema;
 
-use crate::body::Body;
+use crate::body::{Body, JsonBody};
 use crate::error::ApiResult;
 use crate::jwt::{TokenPair, TokenType};
 use crate::openapi::ErrorBody;
@@ -26,8 +25,8 @@ pub struct RefreshBody {
     )
 )]
 #[post("/api/auth/token/refresh/")]
-pub async fn refresh_token(state: web::Data<AppState>, body: web::Json<Value>) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.into_inner(), &["refresh"])?;
+pub async fn refresh_token(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
+    let mut b = Body::object(body.0, &["refresh"])?;
     let refresh = b.required_string("refresh");
     b.finish()?;
     let claims = state.jwt.verify(&refresh, TokenType::Refresh)?;
