@@ -27,7 +27,10 @@ fn assert_record_shape(r: &Value, with_key: bool) {
     assert_eq!(r.get("key").is_some(), with_key, "key presence in {r}");
     let suffix = r["key_suffix"].as_str().unwrap();
     assert_eq!(suffix.chars().count(), 4);
-    assert_eq!(r["masked_key"].as_str().unwrap(), format!("••••••••{suffix}"));
+    assert_eq!(
+        r["masked_key"].as_str().unwrap(),
+        format!("••••••••{suffix}")
+    );
     assert!(r["owner"]["uuid"].is_string() && r["owner"]["full_name"].is_string());
     if with_key {
         assert!(r["key"].as_str().unwrap().ends_with(suffix));
@@ -59,11 +62,20 @@ async fn create_shows_the_key_once_and_never_again() {
     assert_record_shape(&list.body["results"][0], false);
     assert!(!list.text.contains(&key));
 
-    let detail = app.keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None).await;
+    let detail = app
+        .keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None)
+        .await;
     assert_eq!(detail.status, 200);
     assert_record_shape(&detail.body, false);
 
-    let renamed = app.keys("PATCH", &format!("/api/org/api-keys/{id}/"), &session, Some(json!({"name": "ci-2"}))).await;
+    let renamed = app
+        .keys(
+            "PATCH",
+            &format!("/api/org/api-keys/{id}/"),
+            &session,
+            Some(json!({"name": "ci-2"})),
+        )
+        .await;
     assert_eq!(renamed.status, 200);
     assert_record_shape(&renamed.body, false);
     assert_eq!(renamed.body["name"], "ci-2");
@@ -105,17 +117,31 @@ async fn regenerate_returns_a_new_key_and_kills_the_old_one() {
     let id = created["id"].as_str().unwrap();
     assert_eq!(app.get_with_key("/v1/me/", &old).await.status, 200);
 
-    let r = app.keys("PATCH", &format!("/api/org/api-keys/{id}/"), &session, Some(json!({"regenerate": true}))).await;
+    let r = app
+        .keys(
+            "PATCH",
+            &format!("/api/org/api-keys/{id}/"),
+            &session,
+            Some(json!({"regenerate": true})),
+        )
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_record_shape(&r.body, true);
     let new = r.body["key"].as_str().unwrap().to_owned();
     assert_ne!(new, old);
     assert_eq!(r.body["id"], id);
 
-    app.get_with_key("/v1/me/", &old).await.assert_error(401, "invalid_credentials");
+    app.get_with_key("/v1/me/", &old)
+        .await
+        .assert_error(401, "invalid_credentials");
     assert_eq!(app.get_with_key("/v1/me/", &new).await.status, 200);
-    let detail = app.keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None).await;
-    assert_eq!(detail.body["key_suffix"].as_str().unwrap(), &new[new.len() - 4..]);
+    let detail = app
+        .keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None)
+        .await;
+    assert_eq!(
+        detail.body["key_suffix"].as_str().unwrap(),
+        &new[new.len() - 4..]
+    );
 }
 
 #[actix_web::test]
@@ -125,18 +151,51 @@ async fn deactivate_and_delete_revoke_at_once() {
     let (created, key) = app.create_key(&session, json!({"name": "temp"})).await;
     let id = created["id"].as_str().unwrap();
 
-    let r = app.keys("PATCH", &format!("/api/org/api-keys/{id}/"), &session, Some(json!({"active": false}))).await;
+    let r = app
+        .keys(
+            "PATCH",
+            &format!("/api/org/api-keys/{id}/"),
+            &session,
+            Some(json!({"active": false})),
+        )
+        .await;
     assert_eq!((r.status, r.body["active"].as_bool()), (200, Some(false)));
-    app.get_with_key("/v1/me/", &key).await.assert_error(401, "invalid_credentials");
-    app.keys("PATCH", &format!("/api/org/api-keys/{id}/"), &session, Some(json!({"active": true}))).await;
+    app.get_with_key("/v1/me/", &key)
+        .await
+        .assert_error(401, "invalid_credentials");
+    app.keys(
+        "PATCH",
+        &format!("/api/org/api-keys/{id}/"),
+        &session,
+        Some(json!({"active": true})),
+    )
+    .await;
     assert_eq!(app.get_with_key("/v1/me/", &key).await.status, 200);
 
-    let r = app.keys("DELETE", &format!("/api/org/api-keys/{id}/"), &session, None).await;
+    let r = app
+        .keys(
+            "DELETE",
+            &format!("/api/org/api-keys/{id}/"),
+            &session,
+            None,
+        )
+        .await;
     assert_eq!(r.status, 204);
     assert!(r.text.is_empty());
-    app.get_with_key("/v1/me/", &key).await.assert_error(401, "invalid_credentials");
-    app.keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None).await.assert_error(404, "not_found");
-    app.keys("DELETE", &format!("/api/org/api-keys/{id}/"), &session, None).await.assert_error(404, "not_found");
+    app.get_with_key("/v1/me/", &key)
+        .await
+        .assert_error(401, "invalid_credentials");
+    app.keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None)
+        .await
+        .assert_error(404, "not_found");
+    app.keys(
+        "DELETE",
+        &format!("/api/org/api-keys/{id}/"),
+        &session,
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
 }
 
 #[actix_web::test]
@@ -148,19 +207,42 @@ async fn member_rules() {
     let session = app.session(&member).await;
 
     // Agent keys are admin-only.
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "a", "is_agent_key": true}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "a", "is_agent_key": true})),
+        )
+        .await;
     r.assert_error(400, "agent_key_admin_only");
     // Keys for someone else are admin-only.
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "a", "for_user_id": other}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "a", "for_user_id": other})),
+        )
+        .await;
     r.assert_error(403, "org_admin_required");
     // For oneself is fine.
-    let (mine, _) = app.create_key(&session, json!({"name": "mine", "for_user_id": member})).await;
+    let (mine, _) = app
+        .create_key(&session, json!({"name": "mine", "for_user_id": member}))
+        .await;
     assert_eq!(mine["owner"]["uuid"], member.as_str());
     let (mine2, _) = app.create_key(&session, json!({"name": "mine too"})).await;
 
     // The admin's key and another member's key are invisible: 404, and nothing changes.
-    let (others, _) = app.create_key(&admin_session, json!({"name": "theirs", "for_user_id": other})).await;
-    let admin_list = app.keys("GET", "/api/org/api-keys/", &admin_session, None).await;
+    let (others, _) = app
+        .create_key(
+            &admin_session,
+            json!({"name": "theirs", "for_user_id": other}),
+        )
+        .await;
+    let admin_list = app
+        .keys("GET", "/api/org/api-keys/", &admin_session, None)
+        .await;
     let admin_key_id = admin_list.body["results"]
         .as_array()
         .unwrap()
@@ -172,26 +254,65 @@ async fn member_rules() {
         .to_owned();
     for id in [others["id"].as_str().unwrap(), admin_key_id.as_str()] {
         let path = format!("/api/org/api-keys/{id}/");
-        app.keys("GET", &path, &session, None).await.assert_error(404, "not_found");
-        app.keys("PATCH", &path, &session, Some(json!({"name": "hijack"}))).await.assert_error(404, "not_found");
-        let r = app.keys("PATCH", &path, &session, Some(json!({"regenerate": true}))).await;
+        app.keys("GET", &path, &session, None)
+            .await
+            .assert_error(404, "not_found");
+        app.keys("PATCH", &path, &session, Some(json!({"name": "hijack"})))
+            .await
+            .assert_error(404, "not_found");
+        let r = app
+            .keys("PATCH", &path, &session, Some(json!({"regenerate": true})))
+            .await;
         r.assert_error(404, "not_found");
-        app.keys("DELETE", &path, &session, None).await.assert_error(404, "not_found");
+        app.keys("DELETE", &path, &session, None)
+            .await
+            .assert_error(404, "not_found");
     }
-    let still = app.keys("GET", &format!("/api/org/api-keys/{}/", others["id"].as_str().unwrap()), &admin_session, None).await;
-    assert_eq!((still.status, still.body["name"].as_str()), (200, Some("theirs")));
+    let still = app
+        .keys(
+            "GET",
+            &format!("/api/org/api-keys/{}/", others["id"].as_str().unwrap()),
+            &admin_session,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (still.status, still.body["name"].as_str()),
+        (200, Some("theirs"))
+    );
 
     // Members list only their own keys.
     let list = app.keys("GET", "/api/org/api-keys/", &session, None).await;
     assert_eq!(list.body["count"], 2, "{}", list.text);
-    let ids: Vec<&str> = list.body["results"].as_array().unwrap().iter().map(|k| k["id"].as_str().unwrap()).collect();
-    assert!(ids.contains(&mine["id"].as_str().unwrap()) && ids.contains(&mine2["id"].as_str().unwrap()));
+    let ids: Vec<&str> = list.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&mine["id"].as_str().unwrap()) && ids.contains(&mine2["id"].as_str().unwrap())
+    );
 
     // Members manage their own keys.
-    let r = app.keys("PATCH", &format!("/api/org/api-keys/{}/", mine["id"].as_str().unwrap()), &session, Some(json!({"regenerate": true}))).await;
+    let r = app
+        .keys(
+            "PATCH",
+            &format!("/api/org/api-keys/{}/", mine["id"].as_str().unwrap()),
+            &session,
+            Some(json!({"regenerate": true})),
+        )
+        .await;
     assert_eq!(r.status, 200);
     assert!(r.body["key"].is_string());
-    let r = app.keys("DELETE", &format!("/api/org/api-keys/{}/", mine2["id"].as_str().unwrap()), &session, None).await;
+    let r = app
+        .keys(
+            "DELETE",
+            &format!("/api/org/api-keys/{}/", mine2["id"].as_str().unwrap()),
+            &session,
+            None,
+        )
+        .await;
     assert_eq!(r.status, 204);
 }
 
@@ -201,37 +322,85 @@ async fn admin_rules() {
     let (org, admin, session, _) = app.org_with_admin_key("business").await;
     let member = app.create_user(&org, "member").await;
     let inactive = app.create_user(&org, "member").await;
-    app.operator("PATCH", &format!("/operator/v1/users/{inactive}/"), Some(json!({"is_active": false}))).await;
+    app.operator(
+        "PATCH",
+        &format!("/operator/v1/users/{inactive}/"),
+        Some(json!({"is_active": false})),
+    )
+    .await;
     let other_org = app.create_org("business").await;
     let stranger = app.create_user(&other_org, "member").await;
 
-    let (agent, _) = app.create_key(&session, json!({"name": "bot", "is_agent_key": true})).await;
+    let (agent, _) = app
+        .create_key(&session, json!({"name": "bot", "is_agent_key": true}))
+        .await;
     assert_eq!(agent["is_agent_key"], true);
     assert_eq!(agent["owner"]["uuid"], admin.as_str());
 
-    let (for_member, member_key) = app.create_key(&session, json!({"name": "m", "for_user_id": member})).await;
+    let (for_member, member_key) = app
+        .create_key(&session, json!({"name": "m", "for_user_id": member}))
+        .await;
     assert_eq!(for_member["owner"]["uuid"], member.as_str());
     assert_eq!(for_member["created_by"]["uuid"], admin.as_str());
-    assert_eq!(app.get_with_key("/v1/me/", &member_key).await.body["role"], "member");
+    assert_eq!(
+        app.get_with_key("/v1/me/", &member_key).await.body["role"],
+        "member"
+    );
 
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "x", "for_user_id": inactive}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "x", "for_user_id": inactive})),
+        )
+        .await;
     r.assert_error(400, "target_user_inactive");
-    for target in [stranger.as_str(), "00000000-0000-0000-0000-000000000000", "not-a-uuid"] {
-        let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "x", "for_user_id": target}))).await;
+    for target in [
+        stranger.as_str(),
+        "00000000-0000-0000-0000-000000000000",
+        "not-a-uuid",
+    ] {
+        let r = app
+            .keys(
+                "POST",
+                "/api/org/api-keys/",
+                &session,
+                Some(json!({"name": "x", "for_user_id": target})),
+            )
+            .await;
         r.assert_error(400, "target_user_not_found");
     }
 
     // Admins see and manage every key of the organization.
     let list = app.keys("GET", "/api/org/api-keys/", &session, None).await;
     assert_eq!(list.body["count"], 3, "{}", list.text);
-    let r = app.keys("DELETE", &format!("/api/org/api-keys/{}/", for_member["id"].as_str().unwrap()), &session, None).await;
+    let r = app
+        .keys(
+            "DELETE",
+            &format!("/api/org/api-keys/{}/", for_member["id"].as_str().unwrap()),
+            &session,
+            None,
+        )
+        .await;
     assert_eq!(r.status, 204);
-    app.get_with_key("/v1/me/", &member_key).await.assert_error(401, "invalid_credentials");
+    app.get_with_key("/v1/me/", &member_key)
+        .await
+        .assert_error(401, "invalid_credentials");
 
     // Scopes: explicit subsets; unknown scopes refused.
-    let (scoped, _) = app.create_key(&session, json!({"name": "ro", "scopes": ["tasks:read"]})).await;
+    let (scoped, _) = app
+        .create_key(&session, json!({"name": "ro", "scopes": ["tasks:read"]}))
+        .await;
     assert_eq!(scoped["scopes"], json!(["tasks:read"]));
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "x", "scopes": ["tasks:root"]}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "x", "scopes": ["tasks:root"]})),
+        )
+        .await;
     r.assert_error(400, "params_validation_error");
     assert!(r.body["errors"]["scopes"].is_array());
 }
@@ -243,10 +412,23 @@ async fn another_organizations_key_is_not_found() {
     let (_, _, session_b, _) = app.org_with_admin_key("business").await;
     let (key_b, secret_b) = app.create_key(&session_b, json!({"name": "b"})).await;
     let path = format!("/api/org/api-keys/{}/", key_b["id"].as_str().unwrap());
-    app.keys("GET", &path, &session_a, None).await.assert_error(404, "not_found");
-    app.keys("PATCH", &path, &session_a, Some(json!({"regenerate": true}))).await.assert_error(404, "not_found");
-    app.keys("DELETE", &path, &session_a, None).await.assert_error(404, "not_found");
-    let list = app.keys("GET", "/api/org/api-keys/", &session_a, None).await;
+    app.keys("GET", &path, &session_a, None)
+        .await
+        .assert_error(404, "not_found");
+    app.keys(
+        "PATCH",
+        &path,
+        &session_a,
+        Some(json!({"regenerate": true})),
+    )
+    .await
+    .assert_error(404, "not_found");
+    app.keys("DELETE", &path, &session_a, None)
+        .await
+        .assert_error(404, "not_found");
+    let list = app
+        .keys("GET", "/api/org/api-keys/", &session_a, None)
+        .await;
     assert!(!list.text.contains(key_b["id"].as_str().unwrap()));
     // Untouched.
     assert_eq!(app.get_with_key("/v1/me/", &secret_b).await.status, 200);
@@ -260,15 +442,30 @@ async fn last_usage_is_shown_at_once_and_flushed_to_the_database() {
     let id = created["id"].as_str().unwrap();
     assert_eq!(app.get_with_key("/v1/me/", &key).await.status, 200);
 
-    let detail = app.keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None).await;
-    let seen = detail.body["last_usage_at"].as_str().expect("pending usage is merged into reads").to_owned();
+    let detail = app
+        .keys("GET", &format!("/api/org/api-keys/{id}/"), &session, None)
+        .await;
+    let seen = detail.body["last_usage_at"]
+        .as_str()
+        .expect("pending usage is merged into reads")
+        .to_owned();
 
     // Not yet written…
-    let stored = app.state.key_repo.get_key(created_org(&app, &session).await, id.parse().unwrap()).await.unwrap();
+    let stored = app
+        .state
+        .key_repo
+        .get_key(created_org(&app, &session).await, id.parse().unwrap())
+        .await
+        .unwrap();
     assert!(stored.last_usage_at.is_none());
     // …until the flush.
     app.state.flush_key_usage().await;
-    let stored = app.state.key_repo.get_key(created_org(&app, &session).await, id.parse().unwrap()).await.unwrap();
+    let stored = app
+        .state
+        .key_repo
+        .get_key(created_org(&app, &session).await, id.parse().unwrap())
+        .await
+        .unwrap();
     let at = stored.last_usage_at.expect("flushed");
     assert_eq!(teamcomm_api::body::iso(at), seen);
     tokio::time::sleep(Duration::from_millis(5)).await;
@@ -276,7 +473,11 @@ async fn last_usage_is_shown_at_once_and_flushed_to_the_database() {
 
 async fn created_org(app: &TestApp, session: &str) -> teamcomm_kernel::OrgId {
     let r = app.keys("GET", "/api/org/api-keys/", session, None).await;
-    let owner = r.body["results"][0]["owner"]["uuid"].as_str().unwrap().parse().unwrap();
+    let owner = r.body["results"][0]["owner"]["uuid"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     app.state.orgs.find_user(owner).await.unwrap().org_id
 }
 
@@ -285,15 +486,28 @@ async fn pagination_of_keys() {
     let app = TestApp::spawn().await;
     let (_, _, session, _) = app.org_with_admin_key("business").await;
     for i in 0..4 {
-        app.create_key(&session, json!({"name": format!("k{i}")})).await;
+        app.create_key(&session, json!({"name": format!("k{i}")}))
+            .await;
     }
-    let r = app.keys("GET", "/api/org/api-keys/?page_size=2", &session, None).await;
+    let r = app
+        .keys("GET", "/api/org/api-keys/?page_size=2", &session, None)
+        .await;
     assert_eq!(r.body["count"], 5);
     assert_eq!(r.body["results"].as_array().unwrap().len(), 2);
     assert_eq!(r.body["previous"], Value::Null);
     let next = r.body["next"].as_str().unwrap();
-    assert_eq!(next, "https://api.teamcomm.test/api/org/api-keys/?page=2&page_size=2");
-    let r = app.keys("GET", "/api/org/api-keys/?page=3&page_size=2", &session, None).await;
+    assert_eq!(
+        next,
+        "https://api.teamcomm.test/api/org/api-keys/?page=2&page_size=2"
+    );
+    let r = app
+        .keys(
+            "GET",
+            "/api/org/api-keys/?page=3&page_size=2",
+            &session,
+            None,
+        )
+        .await;
     assert_eq!(r.body["results"].as_array().unwrap().len(), 1);
     assert_eq!(r.body["next"], Value::Null);
 }

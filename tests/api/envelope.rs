@@ -17,7 +17,9 @@ async fn wrong_method_is_405() {
     let app = TestApp::spawn().await;
     let r = app.send("DELETE", "/v1/me/", &[], None).await;
     r.assert_error(405, "method_not_allowed");
-    let r = app.send("PUT", "/api/org/api-keys/", &[], Some(json!({}))).await;
+    let r = app
+        .send("PUT", "/api/org/api-keys/", &[], Some(json!({})))
+        .await;
     r.assert_error(405, "method_not_allowed");
 }
 
@@ -48,7 +50,9 @@ async fn malformed_json_wrong_content_type_and_oversized_bodies() {
         .send()
         .await
         .unwrap();
-    TestApp::read(res).await.assert_error(415, "unsupported_media_type");
+    TestApp::read(res)
+        .await
+        .assert_error(415, "unsupported_media_type");
 
     let big = format!("{{\"name\": \"{}\"}}", "x".repeat(300 * 1024));
     let res = app
@@ -89,8 +93,12 @@ async fn missing_content_type_is_accepted_as_json() {
 async fn bad_path_and_query_values() {
     let app = TestApp::spawn().await;
     let (_, _, session, _) = app.org_with_admin_key("business").await;
-    app.keys("GET", "/api/org/api-keys/not-a-uuid/", &session, None).await.assert_error(404, "not_found");
-    let r = app.keys("GET", "/api/org/api-keys/?page=zero", &session, None).await;
+    app.keys("GET", "/api/org/api-keys/not-a-uuid/", &session, None)
+        .await
+        .assert_error(404, "not_found");
+    let r = app
+        .keys("GET", "/api/org/api-keys/?page=zero", &session, None)
+        .await;
     r.assert_error(400, "invalid_filter_value");
     assert_eq!(r.body["extra"]["parameter"], "page");
 }
@@ -102,17 +110,33 @@ async fn panics_become_a_fixed_500_without_the_cause() {
     r.assert_error(500, "internal_error");
     assert!(!r.text.contains("secret internal detail"), "{}", r.text);
     // The server keeps serving afterwards.
-    app.send("GET", "/v1/nope/", &[], None).await.assert_error(404, "not_found");
+    app.send("GET", "/v1/nope/", &[], None)
+        .await
+        .assert_error(404, "not_found");
 }
 
 #[actix_web::test]
 async fn unknown_body_fields_are_refused_by_name() {
     let app = TestApp::spawn().await;
     let (_, _, session, _) = app.org_with_admin_key("business").await;
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"name": "k", "colour": "red"}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "k", "colour": "red"})),
+        )
+        .await;
     r.assert_error(400, "unknown_field");
     assert_eq!(r.body["extra"]["parameter"], "colour");
-    let r = app.keys("POST", "/api/org/api-keys/", &session, Some(json!({"is_agent_key": "yes"}))).await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"is_agent_key": "yes"})),
+        )
+        .await;
     r.assert_error(400, "params_validation_error");
     assert!(r.body["errors"]["name"].is_array(), "{}", r.text);
     assert!(r.body["errors"]["is_agent_key"].is_array(), "{}", r.text);

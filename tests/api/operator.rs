@@ -7,36 +7,91 @@ use teamcomm_tests::TestApp;
 async fn operator_api_requires_its_token() {
     let app = TestApp::spawn().await;
     let body = Some(json!({"name": "Acme", "plan": "business"}));
-    app.send("POST", "/operator/v1/organizations/", &[], body.clone()).await.assert_error(401, "credential_absent");
-    let r = app.send("POST", "/operator/v1/organizations/", &[("Authorization", "Bearer wrong-token-xxxxxxxxxx")], body).await;
+    app.send("POST", "/operator/v1/organizations/", &[], body.clone())
+        .await
+        .assert_error(401, "credential_absent");
+    let r = app
+        .send(
+            "POST",
+            "/operator/v1/organizations/",
+            &[("Authorization", "Bearer wrong-token-xxxxxxxxxx")],
+            body,
+        )
+        .await;
     r.assert_error(401, "invalid_credentials");
 }
 
 #[actix_web::test]
 async fn operator_api_is_absent_without_a_token() {
-    let app = TestApp::builder().var("TEAMCOMM_OPERATOR_TOKEN", "").spawn().await;
-    let r = app.operator("POST", "/operator/v1/organizations/", Some(json!({"name": "Acme", "plan": "business"}))).await;
+    let app = TestApp::builder()
+        .var("TEAMCOMM_OPERATOR_TOKEN", "")
+        .spawn()
+        .await;
+    let r = app
+        .operator(
+            "POST",
+            "/operator/v1/organizations/",
+            Some(json!({"name": "Acme", "plan": "business"})),
+        )
+        .await;
     r.assert_error(404, "not_found");
 }
 
 #[actix_web::test]
 async fn organizations_users_and_their_defaults() {
     let app = TestApp::spawn().await;
-    let r = app.operator("POST", "/operator/v1/organizations/", Some(json!({"name": "Acme", "plan": "business"}))).await;
+    let r = app
+        .operator(
+            "POST",
+            "/operator/v1/organizations/",
+            Some(json!({"name": "Acme", "plan": "business"})),
+        )
+        .await;
     assert_eq!(r.status, 201, "{}", r.text);
-    for f in ["uuid", "name", "plan", "api_access", "plan_beta", "exchange_tokens", "created_at"] {
+    for f in [
+        "uuid",
+        "name",
+        "plan",
+        "api_access",
+        "plan_beta",
+        "exchange_tokens",
+        "created_at",
+    ] {
         assert!(r.body.get(f).is_some(), "{f}");
     }
-    assert_eq!((r.body["api_access"].as_bool(), r.body["plan_beta"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(
+        (
+            r.body["api_access"].as_bool(),
+            r.body["plan_beta"].as_bool()
+        ),
+        (Some(true), Some(false))
+    );
     let org = r.body["uuid"].as_str().unwrap().to_owned();
 
-    let free = app.operator("POST", "/operator/v1/organizations/", Some(json!({"name": "Tiny", "plan": "free"}))).await;
+    let free = app
+        .operator(
+            "POST",
+            "/operator/v1/organizations/",
+            Some(json!({"name": "Tiny", "plan": "free"})),
+        )
+        .await;
     assert_eq!(free.body["api_access"], false);
 
     let r = app
-        .operator("PATCH", &format!("/operator/v1/organizations/{org}/"), Some(json!({"plan_beta": true, "name": "Acme 2"})))
+        .operator(
+            "PATCH",
+            &format!("/operator/v1/organizations/{org}/"),
+            Some(json!({"plan_beta": true, "name": "Acme 2"})),
+        )
         .await;
-    assert_eq!((r.status, r.body["name"].as_str(), r.body["plan_beta"].as_bool()), (200, Some("Acme 2"), Some(true)));
+    assert_eq!(
+        (
+            r.status,
+            r.body["name"].as_str(),
+            r.body["plan_beta"].as_bool()
+        ),
+        (200, Some("Acme 2"), Some(true))
+    );
     assert_eq!(r.body["plan"], "business");
 
     let r = app
@@ -61,10 +116,22 @@ async fn organizations_users_and_their_defaults() {
         .await;
     r.assert_error(400, "params_validation_error");
 
-    let r = app.operator("PATCH", &format!("/operator/v1/users/{user}/"), Some(json!({"role": "member"}))).await;
+    let r = app
+        .operator(
+            "PATCH",
+            &format!("/operator/v1/users/{user}/"),
+            Some(json!({"role": "member"})),
+        )
+        .await;
     assert_eq!((r.status, r.body["role"].as_str()), (200, Some("member")));
 
-    let r = app.operator("POST", &format!("/operator/v1/users/{user}/sessions/"), None).await;
+    let r = app
+        .operator(
+            "POST",
+            &format!("/operator/v1/users/{user}/sessions/"),
+            None,
+        )
+        .await;
     assert_eq!(r.status, 201);
     assert!(r.body["access"].is_string() && r.body["refresh"].is_string());
 }
@@ -72,13 +139,31 @@ async fn organizations_users_and_their_defaults() {
 #[actix_web::test]
 async fn operator_validation_and_missing_objects() {
     let app = TestApp::spawn().await;
-    let r = app.operator("POST", "/operator/v1/organizations/", Some(json!({"name": "Acme", "plan": "gold"}))).await;
+    let r = app
+        .operator(
+            "POST",
+            "/operator/v1/organizations/",
+            Some(json!({"name": "Acme", "plan": "gold"})),
+        )
+        .await;
     r.assert_error(400, "params_validation_error");
     assert!(r.body["errors"]["plan"].is_array());
-    let r = app.operator("POST", "/operator/v1/organizations/", Some(json!({"plan": "free"}))).await;
+    let r = app
+        .operator(
+            "POST",
+            "/operator/v1/organizations/",
+            Some(json!({"plan": "free"})),
+        )
+        .await;
     assert!(r.body["errors"]["name"].is_array(), "{}", r.text);
     let missing = "00000000-0000-0000-0000-000000000000";
-    let r = app.operator("PATCH", &format!("/operator/v1/organizations/{missing}/"), Some(json!({"plan": "free"}))).await;
+    let r = app
+        .operator(
+            "PATCH",
+            &format!("/operator/v1/organizations/{missing}/"),
+            Some(json!({"plan": "free"})),
+        )
+        .await;
     r.assert_error(404, "not_found");
     let r = app
         .operator(
@@ -98,5 +183,11 @@ async fn operator_validation_and_missing_objects() {
         .await;
     r.assert_error(400, "params_validation_error");
     assert!(r.body["errors"]["email"].is_array(), "{}", r.text);
-    app.operator("POST", &format!("/operator/v1/users/{missing}/sessions/"), None).await.assert_error(404, "not_found");
+    app.operator(
+        "POST",
+        &format!("/operator/v1/users/{missing}/sessions/"),
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
 }

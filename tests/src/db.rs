@@ -15,11 +15,13 @@ const PREFIX: &str = "teamcomm_t_";
 
 /// The server tests run against; `TEST_DATABASE_URL` overrides it (its database part is ignored).
 pub fn server_url() -> String {
-    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
 }
 
 fn url_for(db: &str) -> String {
-    let (maintenance, _) = split_database(&server_url()).expect("TEST_DATABASE_URL names a database");
+    let (maintenance, _) =
+        split_database(&server_url()).expect("TEST_DATABASE_URL names a database");
     match maintenance.split_once('?') {
         Some((base, q)) => format!("{}/{db}?{q}", base.trim_end_matches("/postgres")),
         None => format!("{}/{db}", maintenance.trim_end_matches("/postgres")),
@@ -38,7 +40,11 @@ fn migrations_hash() -> String {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).expect("migrations dir").flatten() {
             let p = e.path();
-            if p.is_dir() { stack.push(p) } else { files.push(p) }
+            if p.is_dir() {
+                stack.push(p)
+            } else {
+                files.push(p)
+            }
         }
     }
     files.sort();
@@ -66,24 +72,45 @@ struct Exists {
 }
 
 async fn exec(conn: &mut AsyncPgConnection, sql: &str) {
-    diesel::sql_query(sql).execute(conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    diesel::sql_query(sql)
+        .execute(conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// Creates the migrated template once (per migrations hash) and returns its name.
 async fn ensure_template(conn: &mut AsyncPgConnection) -> String {
     let name = format!("teamcomm_tpl_{}", migrations_hash());
     exec(conn, "SELECT pg_advisory_lock(727274)").await;
-    let found: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
-        .bind::<Text, _>(&name)
-        .get_result(conn)
-        .await
-        .expect("query pg_database");
+    let found: Exists =
+        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+            .bind::<Text, _>(&name)
+            .get_result(conn)
+            .await
+            .expect("query pg_database");
     if !found.exists {
         let building = format!("{name}_building");
-        exec(conn, &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(&building))).await;
+        exec(
+            conn,
+            &format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                quote_ident(&building)
+            ),
+        )
+        .await;
         exec(conn, &format!("CREATE DATABASE {}", quote_ident(&building))).await;
-        run_migrations(&url_for(&building)).await.expect("migrate the template");
-        exec(conn, &format!("ALTER DATABASE {} RENAME TO {}", quote_ident(&building), quote_ident(&name))).await;
+        run_migrations(&url_for(&building))
+            .await
+            .expect("migrate the template");
+        exec(
+            conn,
+            &format!(
+                "ALTER DATABASE {} RENAME TO {}",
+                quote_ident(&building),
+                quote_ident(&name)
+            ),
+        )
+        .await;
         // Older templates are useless now.
         let old: Vec<Name> = diesel::sql_query(
             "SELECT datname FROM pg_database WHERE datname LIKE 'teamcomm\\_tpl\\_%' AND datname <> $1",
@@ -93,7 +120,14 @@ async fn ensure_template(conn: &mut AsyncPgConnection) -> String {
         .await
         .unwrap_or_default();
         for o in old {
-            exec(conn, &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(&o.datname))).await;
+            exec(
+                conn,
+                &format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    quote_ident(&o.datname)
+                ),
+            )
+            .await;
         }
     }
     exec(conn, "SELECT pg_advisory_unlock(727274)").await;
@@ -102,17 +136,26 @@ async fn ensure_template(conn: &mut AsyncPgConnection) -> String {
 
 /// Drops databases whose creating test process no longer exists.
 async fn sweep_leftovers(conn: &mut AsyncPgConnection) {
-    let names: Vec<Name> = diesel::sql_query("SELECT datname FROM pg_database WHERE datname LIKE 'teamcomm\\_t\\_%'")
-        .load(conn)
-        .await
-        .unwrap_or_default();
+    let names: Vec<Name> =
+        diesel::sql_query("SELECT datname FROM pg_database WHERE datname LIKE 'teamcomm\\_t\\_%'")
+            .load(conn)
+            .await
+            .unwrap_or_default();
     for n in names {
-        let pid = n.datname.trim_start_matches(PREFIX).split('_').next().and_then(|p| p.parse::<u32>().ok());
+        let pid = n
+            .datname
+            .trim_start_matches(PREFIX)
+            .split('_')
+            .next()
+            .and_then(|p| p.parse::<u32>().ok());
         let alive = pid.is_some_and(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
         if !alive {
-            let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(&n.datname)))
-                .execute(conn)
-                .await;
+            let _ = diesel::sql_query(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                quote_ident(&n.datname)
+            ))
+            .execute(conn)
+            .await;
         }
     }
 }
@@ -136,10 +179,25 @@ impl TestDb {
             "{PREFIX}{}_{}_{}",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed),
-            uuid::Uuid::new_v4().simple().to_string().get(..8).unwrap_or("x")
+            uuid::Uuid::new_v4()
+                .simple()
+                .to_string()
+                .get(..8)
+                .unwrap_or("x")
         );
-        exec(&mut conn, &format!("CREATE DATABASE {} TEMPLATE {}", quote_ident(&name), quote_ident(&template))).await;
-        TestDb { url: url_for(&name), name }
+        exec(
+            &mut conn,
+            &format!(
+                "CREATE DATABASE {} TEMPLATE {}",
+                quote_ident(&name),
+                quote_ident(&template)
+            ),
+        )
+        .await;
+        TestDb {
+            url: url_for(&name),
+            name,
+        }
     }
 }
 
@@ -152,13 +210,21 @@ impl Drop for TestDb {
         let name = self.name.clone();
         // Drop runs inside the test's runtime; do the async work on a thread of its own.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
             rt.block_on(async {
-                let mut conn = AsyncPgConnection::establish(&maintenance_url()).await.ok()?;
-                diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(&name)))
-                    .execute(&mut conn)
+                let mut conn = AsyncPgConnection::establish(&maintenance_url())
                     .await
-                    .ok()
+                    .ok()?;
+                diesel::sql_query(format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    quote_ident(&name)
+                ))
+                .execute(&mut conn)
+                .await
+                .ok()
             })
         })
         .join();

@@ -39,7 +39,8 @@ impl Resp {
         assert_eq!(self.code(), code, "code of {}", self.text);
         assert!(self.body["detail"].is_string(), "detail in {}", self.text);
         assert!(
-            self.header("content-type").is_some_and(|c| c.starts_with("application/json")),
+            self.header("content-type")
+                .is_some_and(|c| c.starts_with("application/json")),
             "content type of {}",
             self.text
         );
@@ -96,7 +97,10 @@ impl TestAppBuilder {
         actix_web::rt::spawn(server);
         TestApp {
             base: format!("http://{addr}"),
-            client: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
             state,
             _db: db,
         }
@@ -121,7 +125,10 @@ impl TestApp {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-        TestAppBuilder { vars, extra_routes: false }
+        TestAppBuilder {
+            vars,
+            extra_routes: false,
+        }
     }
 
     pub async fn spawn() -> TestApp {
@@ -133,9 +140,18 @@ impl TestApp {
     }
 
     /// Sends a request with optional JSON body and headers.
-    pub async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<Value>) -> Resp {
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Resp {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let mut req = self.client.request(method, self.url(path)).header("Accept", "application/json");
+        let mut req = self
+            .client
+            .request(method, self.url(path))
+            .header("Accept", "application/json");
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -150,8 +166,17 @@ impl TestApp {
         let status = res.status().as_u16();
         let headers = res.headers().clone();
         let text = res.text().await.unwrap_or_default();
-        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::Null) };
-        Resp { status, headers, body, text }
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        };
+        Resp {
+            status,
+            headers,
+            body,
+            text,
+        }
     }
 
     /// `GET` with an API key.
@@ -161,12 +186,19 @@ impl TestApp {
 
     pub async fn operator(&self, method: &str, path: &str, body: Option<Value>) -> Resp {
         let auth = format!("Bearer {OPERATOR_TOKEN}");
-        self.send(method, path, &[("Authorization", &auth)], body).await
+        self.send(method, path, &[("Authorization", &auth)], body)
+            .await
     }
 
     /// Creates an organization on `plan`; returns its uuid.
     pub async fn create_org(&self, plan: &str) -> String {
-        let r = self.operator("POST", "/operator/v1/organizations/", Some(json!({"name": "Org", "plan": plan}))).await;
+        let r = self
+            .operator(
+                "POST",
+                "/operator/v1/organizations/",
+                Some(json!({"name": "Org", "plan": plan})),
+            )
+            .await;
         assert_eq!(r.status, 201, "{}", r.text);
         r.body["uuid"].as_str().unwrap().to_owned()
     }
@@ -178,7 +210,9 @@ impl TestApp {
             .operator(
                 "POST",
                 &format!("/operator/v1/organizations/{org}/users/"),
-                Some(json!({"email": email, "first_name": "Test", "last_name": role, "role": role})),
+                Some(
+                    json!({"email": email, "first_name": "Test", "last_name": role, "role": role}),
+                ),
             )
             .await;
         assert_eq!(r.status, 201, "{}", r.text);
@@ -187,19 +221,28 @@ impl TestApp {
 
     /// A web-session access token for a user, as `Authorization` header value.
     pub async fn session(&self, user: &str) -> String {
-        let r = self.operator("POST", &format!("/operator/v1/users/{user}/sessions/"), None).await;
+        let r = self
+            .operator(
+                "POST",
+                &format!("/operator/v1/users/{user}/sessions/"),
+                None,
+            )
+            .await;
         assert_eq!(r.status, 201, "{}", r.text);
         format!("JWT {}", r.body["access"].as_str().unwrap())
     }
 
     /// Key management call with a session header.
     pub async fn keys(&self, method: &str, path: &str, session: &str, body: Option<Value>) -> Resp {
-        self.send(method, path, &[("Authorization", session)], body).await
+        self.send(method, path, &[("Authorization", session)], body)
+            .await
     }
 
     /// Creates a key through the API; returns (record, plaintext key).
     pub async fn create_key(&self, session: &str, body: Value) -> (Value, String) {
-        let r = self.keys("POST", "/api/org/api-keys/", session, Some(body)).await;
+        let r = self
+            .keys("POST", "/api/org/api-keys/", session, Some(body))
+            .await;
         assert_eq!(r.status, 201, "{}", r.text);
         let key = r.body["key"].as_str().unwrap().to_owned();
         (r.body, key)
@@ -210,7 +253,9 @@ impl TestApp {
         let org = self.create_org(plan).await;
         let admin = self.create_user(&org, "admin").await;
         let session = self.session(&admin).await;
-        let (_, key) = self.create_key(&session, json!({"name": "admin key"})).await;
+        let (_, key) = self
+            .create_key(&session, json!({"name": "admin key"}))
+            .await;
         (org, admin, session, key)
     }
 }

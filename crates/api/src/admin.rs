@@ -92,30 +92,70 @@ impl AdminCommand {
             serde_json::to_string_pretty(&v).unwrap_or_default()
         }
         Ok(match self {
-            AdminCommand::CreateOrg { name, plan, api_access, plan_beta, exchange_tokens } => {
-                let new = NewOrganization::new(&name, &plan, api_access, plan_beta, exchange_tokens)?;
+            AdminCommand::CreateOrg {
+                name,
+                plan,
+                api_access,
+                plan_beta,
+                exchange_tokens,
+            } => {
+                let new =
+                    NewOrganization::new(&name, &plan, api_access, plan_beta, exchange_tokens)?;
                 json(provision::create_organization(state, new).await?)
             }
-            AdminCommand::UpdateOrg { uuid, name, plan, api_access, plan_beta, exchange_tokens } => {
-                let patch = OrganizationPatch::new(name.as_deref(), plan.as_deref(), api_access, plan_beta, exchange_tokens)?;
+            AdminCommand::UpdateOrg {
+                uuid,
+                name,
+                plan,
+                api_access,
+                plan_beta,
+                exchange_tokens,
+            } => {
+                let patch = OrganizationPatch::new(
+                    name.as_deref(),
+                    plan.as_deref(),
+                    api_access,
+                    plan_beta,
+                    exchange_tokens,
+                )?;
                 json(provision::update_organization(state, uuid, patch).await?)
             }
-            AdminCommand::CreateUser { org, email, first_name, last_name, role, is_active } => {
+            AdminCommand::CreateUser {
+                org,
+                email,
+                first_name,
+                last_name,
+                role,
+                is_active,
+            } => {
                 let new = NewUser::new(&email, &first_name, &last_name, &role, is_active)?;
                 json(provision::create_user(state, org, new).await?)
             }
-            AdminCommand::UpdateUser { uuid, is_active, role } => {
-                json(provision::update_user(state, uuid, UserPatch::new(is_active, role.as_deref())?).await?)
+            AdminCommand::UpdateUser {
+                uuid,
+                is_active,
+                role,
+            } => json(
+                provision::update_user(state, uuid, UserPatch::new(is_active, role.as_deref())?)
+                    .await?,
+            ),
+            AdminCommand::CreateSession { uuid } => {
+                json(provision::create_session(state, uuid).await?)
             }
-            AdminCommand::CreateSession { uuid } => json(provision::create_session(state, uuid).await?),
             AdminCommand::CreateCliToken { uuid, ttl_days } => {
                 json(provision::create_cli_token(state, uuid, ttl_days).await?)
             }
             AdminCommand::CreateApiKey { uuid, name, agent } => {
                 let user = state.orgs.find_user(uuid).await?;
-                let input = CreateKey { name, is_agent_key: agent, ..CreateKey::default() };
+                let input = CreateKey {
+                    name,
+                    is_agent_key: agent,
+                    ..CreateKey::default()
+                };
                 let (key, secret) = state.keys.create_key(&user, input).await?;
-                json(serde_json::json!({"id": key.id.to_string(), "name": key.name, "key": secret.expose()}))
+                json(
+                    serde_json::json!({"id": key.id.to_string(), "name": key.name, "key": secret.expose()}),
+                )
             }
         })
     }

@@ -7,8 +7,8 @@ use std::pin::Pin;
 
 use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
-use teamcomm_kernel::{Error, ErrorCode};
 use subtle::ConstantTimeEq;
+use teamcomm_kernel::{Error, ErrorCode};
 use teamcomm_keys::Principal;
 use teamcomm_org::{PlanTier, User};
 
@@ -19,15 +19,24 @@ use crate::state::AppState;
 type Fut<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
 
 fn state(req: &HttpRequest) -> AppState {
-    req.app_data::<web::Data<AppState>>().expect("AppState is registered").get_ref().clone()
+    req.app_data::<web::Data<AppState>>()
+        .expect("AppState is registered")
+        .get_ref()
+        .clone()
 }
 
 fn header(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 pub fn credential_absent() -> Error {
-    Error::new(ErrorCode::CredentialAbsent, "Authentication credentials were not provided.")
+    Error::new(
+        ErrorCode::CredentialAbsent,
+        "Authentication credentials were not provided.",
+    )
 }
 
 /// Splits `Authorization: <scheme> <token>`; the scheme is case-insensitive.
@@ -64,10 +73,15 @@ impl FromRequest for Caller {
             match authz {
                 Some((scheme, token)) if scheme == "bearer" => {
                     if token.is_empty() {
-                        return Err(Error::new(ErrorCode::CredentialMalformed, "Bearer token is empty.").into());
+                        return Err(Error::new(
+                            ErrorCode::CredentialMalformed,
+                            "Bearer token is empty.",
+                        )
+                        .into());
                     }
                     let principal = state.keys.authenticate_cli_token(&token).await?;
-                    if principal.org.plan == PlanTier::Free && !free_plan_cli_allows(&method, &path) {
+                    if principal.org.plan == PlanTier::Free && !free_plan_cli_allows(&method, &path)
+                    {
                         return Err(Error::new(
                             ErrorCode::PlanUpgradeRequired,
                             "This endpoint is not available on the free plan. Upgrade your plan to use it from the CLI.",
@@ -113,7 +127,9 @@ impl FromRequest for SessionUser {
                 _ => return Err(credential_absent().into()),
             };
             if token.is_empty() {
-                return Err(Error::new(ErrorCode::CredentialMalformed, "JWT token is empty.").into());
+                return Err(
+                    Error::new(ErrorCode::CredentialMalformed, "JWT token is empty.").into(),
+                );
             }
             let claims = state.jwt.verify(&token, TokenType::Access)?;
             let user = match state.orgs.get_user(claims.org, claims.sub).await {

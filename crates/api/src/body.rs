@@ -22,11 +22,16 @@ impl FromRequest for JsonBody {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let declared_json = match req.mime_type() {
             Ok(None) => true,
-            Ok(Some(mime)) => mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json"),
+            Ok(Some(mime)) => {
+                mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json")
+            }
             Err(_) => false,
         };
         if !declared_json {
-            let e = Error::new(ErrorCode::UnsupportedMediaType, "Unsupported media type; send Content-Type: application/json.");
+            let e = Error::new(
+                ErrorCode::UnsupportedMediaType,
+                "Unsupported media type; send Content-Type: application/json.",
+            );
             return Box::pin(std::future::ready(Err(crate::error::ApiError(e).into())));
         }
         let json = web::Json::<Value>::from_request(req, payload);
@@ -44,12 +49,18 @@ impl Body {
     /// Accepts only a JSON object whose keys are all in `allowed`.
     pub fn object(value: Value, allowed: &[&str]) -> Result<Body, Error> {
         let Value::Object(map) = value else {
-            return Err(Error::new(ErrorCode::ParamsValidationError, "Expected a JSON object as the request body."));
+            return Err(Error::new(
+                ErrorCode::ParamsValidationError,
+                "Expected a JSON object as the request body.",
+            ));
         };
         if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(Error::new(ErrorCode::UnknownField, format!("Unknown field \"{unknown}\"."))
-                .with_field_error(unknown, "This field is not accepted.")
-                .with_extra("parameter", unknown.clone()));
+            return Err(Error::new(
+                ErrorCode::UnknownField,
+                format!("Unknown field \"{unknown}\"."),
+            )
+            .with_field_error(unknown, "This field is not accepted.")
+            .with_extra("parameter", unknown.clone()));
         }
         Ok(Body { map, errors: None })
     }
@@ -105,9 +116,12 @@ impl Body {
     pub fn string_list(&mut self, field: &str) -> Option<Vec<String>> {
         match self.map.remove(field) {
             None | Some(Value::Null) => None,
-            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                Some(items.into_iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-            }
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => Some(
+                items
+                    .into_iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect(),
+            ),
             Some(_) => {
                 self.fail(field, "Expected a list of strings.");
                 None
@@ -123,12 +137,18 @@ impl Body {
             Some(Value::String(s)) => match OffsetDateTime::parse(&s, &Rfc3339) {
                 Ok(t) => Some(Some(t)),
                 Err(_) => {
-                    self.fail(field, "Datetime has wrong format; use ISO 8601, e.g. 2026-12-31T23:59:59Z.");
+                    self.fail(
+                        field,
+                        "Datetime has wrong format; use ISO 8601, e.g. 2026-12-31T23:59:59Z.",
+                    );
                     None
                 }
             },
             Some(_) => {
-                self.fail(field, "Datetime has wrong format; use ISO 8601, e.g. 2026-12-31T23:59:59Z.");
+                self.fail(
+                    field,
+                    "Datetime has wrong format; use ISO 8601, e.g. 2026-12-31T23:59:59Z.",
+                );
                 None
             }
         }
@@ -145,7 +165,9 @@ impl Body {
 
 /// Formats a timestamp as ISO 8601 (RFC 3339) in UTC.
 pub fn iso(t: OffsetDateTime) -> String {
-    t.to_offset(time::UtcOffset::UTC).format(&Rfc3339).unwrap_or_default()
+    t.to_offset(time::UtcOffset::UTC)
+        .format(&Rfc3339)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -155,15 +177,20 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_refused_with_their_name() {
-        let e = Body::object(json!({"name": "a", "colour": 1}), &["name"]).err().unwrap();
+        let e = Body::object(json!({"name": "a", "colour": 1}), &["name"])
+            .err()
+            .unwrap();
         assert_eq!(e.code(), ErrorCode::UnknownField);
         assert_eq!(e.extra()["parameter"], "colour");
     }
 
     #[test]
     fn collects_every_field_error() {
-        let mut b = Body::object(json!({"active": "yes", "expiration": "tomorrow"}), &["name", "active", "expiration"])
-            .unwrap();
+        let mut b = Body::object(
+            json!({"active": "yes", "expiration": "tomorrow"}),
+            &["name", "active", "expiration"],
+        )
+        .unwrap();
         b.required_string("name");
         b.bool("active");
         b.nullable_datetime("expiration");

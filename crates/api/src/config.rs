@@ -99,29 +99,49 @@ impl Settings {
     /// Reads settings from a map of variables (the environment, or a test's own map).
     pub fn from_vars(vars: &HashMap<String, String>, demo: bool) -> Result<Self, ConfigError> {
         for name in vars.keys() {
-            if name.starts_with("TEAMCOMM_") && !KNOWN.contains(&name.as_str()) && !name.starts_with("TEAMCOMM_TEST_") {
-                return Err(bad(format!("unknown variable {name}; known: {}", KNOWN.join(", "))));
+            if name.starts_with("TEAMCOMM_")
+                && !KNOWN.contains(&name.as_str())
+                && !name.starts_with("TEAMCOMM_TEST_")
+            {
+                return Err(bad(format!(
+                    "unknown variable {name}; known: {}",
+                    KNOWN.join(", ")
+                )));
             }
         }
-        let get = |k: &str| vars.get(k).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let get = |k: &str| {
+            vars.get(k)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
 
         let database_url_is_default = get("DATABASE_URL").is_none();
         let database_url = get("DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned());
         if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
-            return Err(bad("DATABASE_URL must start with postgres:// or postgresql://"));
+            return Err(bad(
+                "DATABASE_URL must start with postgres:// or postgresql://",
+            ));
         }
         let listen_raw = get("TEAMCOMM_LISTEN").unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
-        let listen: SocketAddr = listen_raw
-            .parse()
-            .map_err(|_| bad(format!("TEAMCOMM_LISTEN={listen_raw} is not an address like 127.0.0.1:8080")))?;
+        let listen: SocketAddr = listen_raw.parse().map_err(|_| {
+            bad(format!(
+                "TEAMCOMM_LISTEN={listen_raw} is not an address like 127.0.0.1:8080"
+            ))
+        })?;
 
         let operator_token = match get("TEAMCOMM_OPERATOR_TOKEN") {
-            Some(t) if t.len() < 16 => return Err(bad("TEAMCOMM_OPERATOR_TOKEN must be at least 16 characters")),
+            Some(t) if t.len() < 16 => {
+                return Err(bad(
+                    "TEAMCOMM_OPERATOR_TOKEN must be at least 16 characters",
+                ));
+            }
             Some(t) => Some(SecretString::new(t)),
             None => None,
         };
         let jwt_secret = match get("TEAMCOMM_JWT_SECRET") {
-            Some(s) if s.len() < 32 => return Err(bad("TEAMCOMM_JWT_SECRET must be at least 32 characters")),
+            Some(s) if s.len() < 32 => {
+                return Err(bad("TEAMCOMM_JWT_SECRET must be at least 32 characters"));
+            }
             Some(s) => SecretString::new(s),
             None if demo => SecretString::new(random_secret()),
             None => {
@@ -136,7 +156,9 @@ impl Settings {
                 None => Ok(Duration::from_secs(default)),
                 Some(v) => match v.parse::<u64>() {
                     Ok(n) if (min..=max).contains(&n) => Ok(Duration::from_secs(n)),
-                    _ => Err(bad(format!("{k}={v} must be a whole number of seconds between {min} and {max}"))),
+                    _ => Err(bad(format!(
+                        "{k}={v} must be a whole number of seconds between {min} and {max}"
+                    ))),
                 },
             }
         };
@@ -145,15 +167,24 @@ impl Settings {
                 None => Ok(default),
                 Some(v) => match v.parse::<usize>() {
                     Ok(n) if (1..=max).contains(&n) => Ok(n),
-                    _ => Err(bad(format!("{k}={v} must be a whole number between 1 and {max}"))),
+                    _ => Err(bad(format!(
+                        "{k}={v} must be a whole number between 1 and {max}"
+                    ))),
                 },
             }
         };
 
         let tls = match (get("TEAMCOMM_TLS_CERT"), get("TEAMCOMM_TLS_KEY")) {
-            (Some(cert), Some(key)) => Some(TlsFiles { cert: cert.into(), key: key.into() }),
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+            }),
             (None, None) => None,
-            _ => return Err(bad("set both TEAMCOMM_TLS_CERT and TEAMCOMM_TLS_KEY, or neither")),
+            _ => {
+                return Err(bad(
+                    "set both TEAMCOMM_TLS_CERT and TEAMCOMM_TLS_KEY, or neither",
+                ));
+            }
         };
         let scheme = if tls.is_some() { "https" } else { "http" };
         let base_url = match get("TEAMCOMM_BASE_URL") {
@@ -167,9 +198,15 @@ impl Settings {
         let log_format = match get("TEAMCOMM_LOG_FORMAT").as_deref() {
             None | Some("text") => LogFormat::Text,
             Some("json") => LogFormat::Json,
-            Some(other) => return Err(bad(format!("TEAMCOMM_LOG_FORMAT={other} must be text or json"))),
+            Some(other) => {
+                return Err(bad(format!(
+                    "TEAMCOMM_LOG_FORMAT={other} must be text or json"
+                )));
+            }
         };
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
 
         Ok(Settings {
             database_url,
@@ -178,7 +215,12 @@ impl Settings {
             operator_token,
             jwt_secret,
             jwt_access_ttl: secs("TEAMCOMM_JWT_ACCESS_TTL_SECS", 15 * 60, 30, 24 * 3600)?,
-            jwt_refresh_ttl: secs("TEAMCOMM_JWT_REFRESH_TTL_SECS", 14 * 24 * 3600, 60, 90 * 24 * 3600)?,
+            jwt_refresh_ttl: secs(
+                "TEAMCOMM_JWT_REFRESH_TTL_SECS",
+                14 * 24 * 3600,
+                60,
+                90 * 24 * 3600,
+            )?,
             plan_cache_ttl: secs("TEAMCOMM_PLAN_CACHE_TTL_SECS", 60, 0, 3600)?,
             app_url,
             base_url,
@@ -190,7 +232,11 @@ impl Settings {
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
                 Some("1") | Some("true") => true,
-                Some(other) => return Err(bad(format!("TEAMCOMM_BENCH_FLOOR={other} must be true or false"))),
+                Some(other) => {
+                    return Err(bad(format!(
+                        "TEAMCOMM_BENCH_FLOOR={other} must be true or false"
+                    )));
+                }
             },
         })
     }
@@ -201,7 +247,11 @@ fn validate_url(name: &str, value: &str) -> Result<String, ConfigError> {
     let rest = trimmed
         .strip_prefix("https://")
         .or_else(|| trimmed.strip_prefix("http://"))
-        .ok_or_else(|| bad(format!("{name}={value} must start with http:// or https://")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "{name}={value} must start with http:// or https://"
+            ))
+        })?;
     if rest.is_empty() || rest.contains(char::is_whitespace) {
         return Err(bad(format!("{name}={value} is not a URL")));
     }
@@ -232,7 +282,10 @@ mod tests {
     use super::*;
 
     fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
     }
 
     #[test]
@@ -251,7 +304,8 @@ mod tests {
     fn jwt_secret_required_outside_demo() {
         let e = Settings::from_vars(&vars(&[]), false).unwrap_err();
         assert!(e.to_string().contains("TEAMCOMM_JWT_SECRET"));
-        let ok = Settings::from_vars(&vars(&[("TEAMCOMM_JWT_SECRET", &"s".repeat(32))]), false).unwrap();
+        let ok =
+            Settings::from_vars(&vars(&[("TEAMCOMM_JWT_SECRET", &"s".repeat(32))]), false).unwrap();
         assert_eq!(format!("{:?}", ok.jwt_secret), "SecretString(***)");
     }
 

@@ -20,15 +20,54 @@ pub async fn seed_if_empty(state: &AppState) -> Result<Option<DemoSeed>, Error> 
     }
     let org = state
         .orgs
-        .create_organization(&NewOrganization::new("Demo Organization", "business", None, None, None)?)
+        .create_organization(&NewOrganization::new(
+            "Demo Organization",
+            "business",
+            None,
+            None,
+            None,
+        )?)
         .await?;
-    let admin = state.orgs.create_user(org.id, &NewUser::new("ada@demo.teamcomm.dev", "Ada", "Lovelace", "admin", None)?).await?;
-    let grace = state.orgs.create_user(org.id, &NewUser::new("grace@demo.teamcomm.dev", "Grace", "Hopper", "member", None)?).await?;
-    let alan = state.orgs.create_user(org.id, &NewUser::new("alan@demo.teamcomm.dev", "Alan", "Turing", "member", None)?).await?;
-    state.orgs.create_team(org.id, "Core", &[admin.id, grace.id, alan.id]).await?;
-    let (_, secret) =
-        state.keys.create_key(&admin, CreateKey { name: "Demo key".into(), ..CreateKey::default() }).await?;
-    Ok(Some(DemoSeed { org_name: org.name, admin_email: admin.email, api_key: secret.expose().to_owned() }))
+    let admin = state
+        .orgs
+        .create_user(
+            org.id,
+            &NewUser::new("ada@demo.teamcomm.dev", "Ada", "Lovelace", "admin", None)?,
+        )
+        .await?;
+    let grace = state
+        .orgs
+        .create_user(
+            org.id,
+            &NewUser::new("grace@demo.teamcomm.dev", "Grace", "Hopper", "member", None)?,
+        )
+        .await?;
+    let alan = state
+        .orgs
+        .create_user(
+            org.id,
+            &NewUser::new("alan@demo.teamcomm.dev", "Alan", "Turing", "member", None)?,
+        )
+        .await?;
+    state
+        .orgs
+        .create_team(org.id, "Core", &[admin.id, grace.id, alan.id])
+        .await?;
+    let (_, secret) = state
+        .keys
+        .create_key(
+            &admin,
+            CreateKey {
+                name: "Demo key".into(),
+                ..CreateKey::default()
+            },
+        )
+        .await?;
+    Ok(Some(DemoSeed {
+        org_name: org.name,
+        admin_email: admin.email,
+        api_key: secret.expose().to_owned(),
+    }))
 }
 
 /// The once-only banner.

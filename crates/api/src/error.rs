@@ -61,10 +61,10 @@ pub fn error_response(e: &Error) -> HttpResponse {
         upgrade_url: e.upgrade_url(),
     };
     let mut res = HttpResponse::build(status);
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        if let Some(after) = e.extra().get("retry_after").and_then(Value::as_u64) {
-            res.insert_header((header::RETRY_AFTER, after.to_string()));
-        }
+    if status == StatusCode::TOO_MANY_REQUESTS
+        && let Some(after) = e.extra().get("retry_after").and_then(Value::as_u64)
+    {
+        res.insert_header((header::RETRY_AFTER, after.to_string()));
     }
     res.json(body)
 }
@@ -83,25 +83,33 @@ impl ResponseError for ApiError {
 pub const MAX_JSON_BODY: usize = 256 * 1024;
 
 fn too_large(limit: usize) -> Error {
-    Error::new(ErrorCode::PayloadTooLarge, format!("Request body is larger than {limit} bytes."))
-        .with_extra("max_size_bytes", limit)
+    Error::new(
+        ErrorCode::PayloadTooLarge,
+        format!("Request body is larger than {limit} bytes."),
+    )
+    .with_extra("max_size_bytes", limit)
 }
 
 /// Maps actix's JSON extractor failures to the envelope.
 pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
     let e = match &err {
-        JsonPayloadError::OverflowKnownLength { limit, .. } | JsonPayloadError::Overflow { limit } => too_large(*limit),
+        JsonPayloadError::OverflowKnownLength { limit, .. }
+        | JsonPayloadError::Overflow { limit } => too_large(*limit),
         JsonPayloadError::ContentType => Error::new(
             ErrorCode::UnsupportedMediaType,
             "Unsupported media type; send Content-Type: application/json.",
         ),
-        JsonPayloadError::Deserialize(de) if de.is_data() => {
-            Error::new(ErrorCode::ParamsValidationError, format!("Invalid request body: {de}."))
-        }
+        JsonPayloadError::Deserialize(de) if de.is_data() => Error::new(
+            ErrorCode::ParamsValidationError,
+            format!("Invalid request body: {de}."),
+        ),
         JsonPayloadError::Deserialize(de) => {
             Error::new(ErrorCode::ParseError, format!("JSON parse error - {de}."))
         }
-        other => Error::new(ErrorCode::ParseError, format!("Could not read the request body: {other}.")),
+        other => Error::new(
+            ErrorCode::ParseError,
+            format!("Could not read the request body: {other}."),
+        ),
     };
     ApiError(e).into()
 }
@@ -112,8 +120,14 @@ pub fn path_error(_err: actix_web::error::PathError, _req: &HttpRequest) -> acti
 }
 
 /// Maps unparseable query strings to 400 `invalid_filter_value`.
-pub fn query_error(err: actix_web::error::QueryPayloadError, _req: &HttpRequest) -> actix_web::Error {
-    let e = Error::new(ErrorCode::InvalidFilterValue, format!("Invalid query parameter: {err}."));
+pub fn query_error(
+    err: actix_web::error::QueryPayloadError,
+    _req: &HttpRequest,
+) -> actix_web::Error {
+    let e = Error::new(
+        ErrorCode::InvalidFilterValue,
+        format!("Invalid query parameter: {err}."),
+    );
     ApiError(e).into()
 }
 

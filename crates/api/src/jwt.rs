@@ -39,7 +39,11 @@ pub struct TokenPair {
 }
 
 impl JwtKeys {
-    pub fn new(secret: &str, access_ttl: std::time::Duration, refresh_ttl: std::time::Duration) -> Self {
+    pub fn new(
+        secret: &str,
+        access_ttl: std::time::Duration,
+        refresh_ttl: std::time::Duration,
+    ) -> Self {
         JwtKeys {
             encoding: EncodingKey::from_secret(secret.as_bytes()),
             decoding: DecodingKey::from_secret(secret.as_bytes()),
@@ -62,7 +66,8 @@ impl JwtKeys {
             exp: (now + ttl).unix_timestamp(),
             jti: uuid::Uuid::new_v4().simple().to_string(),
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(teamcomm_kernel::internal)
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(teamcomm_kernel::internal)
     }
 
     pub fn issue_pair(&self, user: UserId, org: OrgId) -> Result<TokenPair, Error> {
@@ -80,10 +85,14 @@ impl JwtKeys {
         let data = decode::<Claims>(token, &self.decoding, &validation).map_err(|e| {
             use jsonwebtoken::errors::ErrorKind;
             match e.kind() {
-                ErrorKind::ExpiredSignature => {
-                    Error::new(ErrorCode::CredentialExpired, "Token has expired; refresh it or log in again.")
-                }
-                ErrorKind::InvalidToken | ErrorKind::Base64(_) | ErrorKind::Json(_) | ErrorKind::Utf8(_) => {
+                ErrorKind::ExpiredSignature => Error::new(
+                    ErrorCode::CredentialExpired,
+                    "Token has expired; refresh it or log in again.",
+                ),
+                ErrorKind::InvalidToken
+                | ErrorKind::Base64(_)
+                | ErrorKind::Json(_)
+                | ErrorKind::Utf8(_) => {
                     Error::new(ErrorCode::CredentialMalformed, "Token is malformed.")
                 }
                 _ => teamcomm_keys::invalid_credentials(),
@@ -102,7 +111,11 @@ mod tests {
     use std::time::Duration;
 
     fn keys() -> JwtKeys {
-        JwtKeys::new(&"k".repeat(32), Duration::from_secs(60), Duration::from_secs(600))
+        JwtKeys::new(
+            &"k".repeat(32),
+            Duration::from_secs(60),
+            Duration::from_secs(600),
+        )
     }
 
     #[test]
@@ -112,16 +125,33 @@ mod tests {
         let pair = k.issue_pair(u, o).unwrap();
         let c = k.verify(&pair.access, TokenType::Access).unwrap();
         assert_eq!((c.sub, c.org), (u, o));
-        assert_eq!(k.verify(&pair.refresh, TokenType::Access).unwrap_err().code(), ErrorCode::InvalidCredentials);
+        assert_eq!(
+            k.verify(&pair.refresh, TokenType::Access)
+                .unwrap_err()
+                .code(),
+            ErrorCode::InvalidCredentials
+        );
         assert!(k.verify(&pair.refresh, TokenType::Refresh).is_ok());
     }
 
     #[test]
     fn refuses_other_secret_garbage_and_expired() {
-        let other = JwtKeys::new(&"x".repeat(32), Duration::from_secs(60), Duration::from_secs(60));
-        let t = other.issue(UserId::new(), OrgId::new(), TokenType::Access).unwrap();
-        assert_eq!(keys().verify(&t, TokenType::Access).unwrap_err().code(), ErrorCode::InvalidCredentials);
-        assert_eq!(keys().verify("abc", TokenType::Access).unwrap_err().code(), ErrorCode::CredentialMalformed);
+        let other = JwtKeys::new(
+            &"x".repeat(32),
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        );
+        let t = other
+            .issue(UserId::new(), OrgId::new(), TokenType::Access)
+            .unwrap();
+        assert_eq!(
+            keys().verify(&t, TokenType::Access).unwrap_err().code(),
+            ErrorCode::InvalidCredentials
+        );
+        assert_eq!(
+            keys().verify("abc", TokenType::Access).unwrap_err().code(),
+            ErrorCode::CredentialMalformed
+        );
         let claims = Claims {
             sub: UserId::new(),
             org: OrgId::new(),
@@ -131,6 +161,12 @@ mod tests {
             jti: "x".into(),
         };
         let expired = encode(&Header::new(Algorithm::HS256), &claims, &keys().encoding).unwrap();
-        assert_eq!(keys().verify(&expired, TokenType::Access).unwrap_err().code(), ErrorCode::CredentialExpired);
+        assert_eq!(
+            keys()
+                .verify(&expired, TokenType::Access)
+                .unwrap_err()
+                .code(),
+            ErrorCode::CredentialExpired
+        );
     }
 }

@@ -8,7 +8,11 @@ use teamcomm_api::admin::AdminCommand;
 use teamcomm_api::{AppState, Settings, server, telemetry};
 
 #[derive(Debug, Parser)]
-#[command(name = "teamcomm", version, about = "Self-hostable team-communication API")]
+#[command(
+    name = "teamcomm",
+    version,
+    about = "Self-hostable team-communication API"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -35,7 +39,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let command = cli.command.unwrap_or(Command::Serve { demo: false, local_pg_dir: None });
+    let command = cli.command.unwrap_or(Command::Serve {
+        demo: false,
+        local_pg_dir: None,
+    });
     let demo = match &command {
         Command::Serve { demo, .. } => *demo,
         Command::Migrate => true,
@@ -61,7 +68,9 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, mut settings: Settings) -> anyhow::Result<()> {
     match command {
-        Command::Serve { demo, local_pg_dir } => server::serve(settings, demo, local_pg_dir.as_deref()).await,
+        Command::Serve { demo, local_pg_dir } => {
+            server::serve(settings, demo, local_pg_dir.as_deref()).await
+        }
         Command::Migrate => {
             server::prepare_database(&mut settings, None).await?;
             println!("migrations applied");
@@ -70,7 +79,10 @@ async fn run(command: Command, mut settings: Settings) -> anyhow::Result<()> {
         Command::Admin(cmd) => {
             let db = server::prepare_database(&mut settings, None).await?;
             let state = AppState::new(db, settings);
-            let out = cmd.run(&state).await.map_err(|e| anyhow::anyhow!("{} ({})", e.detail(), e.code()))?;
+            let out = cmd
+                .run(&state)
+                .await
+                .map_err(|e| anyhow::anyhow!("{} ({})", e.detail(), e.code()))?;
             println!("{out}");
             Ok(())
         }

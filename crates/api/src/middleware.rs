@@ -22,7 +22,9 @@ pub async fn add_trailing_slash(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let path = req.path();
     let last = path.rsplit('/').next().unwrap_or("");
-    let api_path = ["/v1/", "/api/", "/operator/"].iter().any(|p| path.starts_with(p));
+    let api_path = ["/v1/", "/api/", "/operator/"]
+        .iter()
+        .any(|p| path.starts_with(p));
     if api_path && !path.ends_with('/') && !last.contains('.') {
         let new_path = match req.uri().query() {
             Some(q) => format!("{path}/?{q}"),
@@ -55,7 +57,10 @@ pub async fn json_safety_net(
             let status = res.status();
             if (status.is_client_error() || status.is_server_error()) && !is_json(res.headers()) {
                 let (req, _) = res.into_parts();
-                return Ok(ServiceResponse::new(req, error_response(&envelope_for_status(status))));
+                return Ok(ServiceResponse::new(
+                    req,
+                    error_response(&envelope_for_status(status)),
+                ));
             }
             Ok(res.map_into_boxed_body())
         }
@@ -74,7 +79,10 @@ pub async fn json_safety_net(
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_owned());
             tracing::error!(panic.message = %cause, path = %path, "handler panicked");
-            let envelope = error_response(&teamcomm_kernel::Error::new(ErrorCode::InternalError, INTERNAL_DETAIL));
+            let envelope = error_response(&teamcomm_kernel::Error::new(
+                ErrorCode::InternalError,
+                INTERNAL_DETAIL,
+            ));
             Err(InternalError::from_response("handler panicked", envelope).into())
         }
     }

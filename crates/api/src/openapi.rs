@@ -28,10 +28,18 @@ struct SecuritySchemes;
 impl Modify for SecuritySchemes {
     fn modify(&self, doc: &mut OpenApiDoc) {
         let components = doc.components.get_or_insert_with(Default::default);
-        components.add_security_scheme("api_key", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-KEY"))));
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-KEY"))),
+        );
         components.add_security_scheme(
             "cli_token",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("CLI login token")).build()),
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("CLI login token"))
+                    .build(),
+            ),
         );
         components.add_security_scheme(
             "jwt",
@@ -43,7 +51,10 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme(
             "operator",
             SecurityScheme::Http(
-                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some("TEAMCOMM_OPERATOR_TOKEN")).build(),
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("TEAMCOMM_OPERATOR_TOKEN"))
+                    .build(),
             ),
         );
     }
@@ -63,7 +74,11 @@ struct ApiDoc;
 
 /// Builds the document from the registered routes.
 pub fn document() -> OpenApiDoc {
-    let (_, doc) = App::new().into_utoipa_app().openapi(ApiDoc::openapi()).configure(crate::routes::configure).split_for_parts();
+    let (_, doc) = App::new()
+        .into_utoipa_app()
+        .openapi(ApiDoc::openapi())
+        .configure(crate::routes::configure)
+        .split_for_parts();
     doc
 }
 

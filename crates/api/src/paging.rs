@@ -26,17 +26,30 @@ pub struct Paging {
 const PAGING_KEYS: [&str; 4] = ["page", "page_size", "limit", "offset"];
 
 fn parse_positive(name: &str, raw: &str, min: u64) -> Result<u64, Error> {
-    raw.trim().parse::<u64>().ok().filter(|n| *n >= min).ok_or_else(|| {
-        Error::new(ErrorCode::InvalidFilterValue, format!("`{name}` must be a whole number of at least {min}."))
+    raw.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|n| *n >= min)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::InvalidFilterValue,
+                format!("`{name}` must be a whole number of at least {min}."),
+            )
             .with_extra("parameter", name)
-    })
+        })
 }
 
 impl Paging {
     /// Reads `page`, `page_size`, `limit`, `offset` from the request's query string.
     pub fn from_request(req: &HttpRequest) -> Result<Paging, Error> {
         let pairs: Vec<(String, String)> = url_pairs(req.query_string());
-        let get = |k: &str| pairs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .rev()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
         let size = |raw: Option<&str>, name: &str| -> Result<u64, Error> {
             Ok(match raw {
                 None => PageRequest::DEFAULT_SIZE,
@@ -45,19 +58,38 @@ impl Paging {
         };
         let style = if get("limit").is_some() || get("offset").is_some() {
             let limit = size(get("limit"), "limit")?;
-            let offset = get("offset").map(|v| parse_positive("offset", v, 0)).transpose()?.unwrap_or(0);
+            let offset = get("offset")
+                .map(|v| parse_positive("offset", v, 0))
+                .transpose()?
+                .unwrap_or(0);
             Style::Offset { offset, limit }
         } else {
-            let page = get("page").map(|v| parse_positive("page", v, 1)).transpose()?.unwrap_or(1);
-            Style::Page { page, size: size(get("page_size"), "page_size")? }
+            let page = get("page")
+                .map(|v| parse_positive("page", v, 1))
+                .transpose()?
+                .unwrap_or(1);
+            Style::Page {
+                page,
+                size: size(get("page_size"), "page_size")?,
+            }
         };
-        let filters = pairs.into_iter().filter(|(k, _)| !PAGING_KEYS.contains(&k.as_str())).collect();
-        Ok(Paging { style, filters, path: req.path().to_owned() })
+        let filters = pairs
+            .into_iter()
+            .filter(|(k, _)| !PAGING_KEYS.contains(&k.as_str()))
+            .collect();
+        Ok(Paging {
+            style,
+            filters,
+            path: req.path().to_owned(),
+        })
     }
 
     pub fn request(&self) -> PageRequest {
         match self.style {
-            Style::Page { page, size } => PageRequest { offset: (page - 1).saturating_mul(size), limit: size },
+            Style::Page { page, size } => PageRequest {
+                offset: (page - 1).saturating_mul(size),
+                limit: size,
+            },
             Style::Offset { offset, limit } => PageRequest { offset, limit },
         }
     }
@@ -79,20 +111,48 @@ impl Paging {
                     query.push(("offset".into(), offset.to_string()));
                 }
             }
-            let qs: Vec<String> = query.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+            let qs: Vec<String> = query
+                .iter()
+                .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+                .collect();
             format!("{base_url}{}?{}", self.path, qs.join("&"))
         };
         let (next, previous) = match self.style {
             Style::Page { page, size } => (
-                has_next.then(|| link(Style::Page { page: page + 1, size })),
-                has_previous.then(|| link(Style::Page { page: page - 1, size })),
+                has_next.then(|| {
+                    link(Style::Page {
+                        page: page + 1,
+                        size,
+                    })
+                }),
+                has_previous.then(|| {
+                    link(Style::Page {
+                        page: page - 1,
+                        size,
+                    })
+                }),
             ),
             Style::Offset { offset, limit } => (
-                has_next.then(|| link(Style::Offset { offset: offset + limit, limit })),
-                has_previous.then(|| link(Style::Offset { offset: offset.saturating_sub(limit), limit })),
+                has_next.then(|| {
+                    link(Style::Offset {
+                        offset: offset + limit,
+                        limit,
+                    })
+                }),
+                has_previous.then(|| {
+                    link(Style::Offset {
+                        offset: offset.saturating_sub(limit),
+                        limit,
+                    })
+                }),
             ),
         };
-        ListEnvelope { count: page.count, next, previous, results: page.results }
+        ListEnvelope {
+            count: page.count,
+            next,
+            previous,
+            results: page.results,
+        }
     }
 }
 
@@ -147,7 +207,9 @@ fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
@@ -164,34 +226,78 @@ mod tests {
     }
 
     fn page(count: u64, n: usize) -> Page<u32> {
-        Page { count, results: vec![0; n] }
+        Page {
+            count,
+            results: vec![0; n],
+        }
     }
 
     #[test]
     fn page_style_defaults_and_clamps() {
-        assert_eq!(paging("/v1/users/").unwrap().request(), PageRequest { offset: 0, limit: 25 });
-        assert_eq!(paging("/v1/users/?page=3&page_size=10").unwrap().request(), PageRequest { offset: 20, limit: 10 });
-        assert_eq!(paging("/v1/users/?page_size=1000").unwrap().request().limit, 100);
-        assert_eq!(paging("/v1/users/?page=0").unwrap_err().code(), ErrorCode::InvalidFilterValue);
-        assert_eq!(paging("/v1/users/?page_size=x").unwrap_err().extra()["parameter"], "page_size");
+        assert_eq!(
+            paging("/v1/users/").unwrap().request(),
+            PageRequest {
+                offset: 0,
+                limit: 25
+            }
+        );
+        assert_eq!(
+            paging("/v1/users/?page=3&page_size=10").unwrap().request(),
+            PageRequest {
+                offset: 20,
+                limit: 10
+            }
+        );
+        assert_eq!(
+            paging("/v1/users/?page_size=1000").unwrap().request().limit,
+            100
+        );
+        assert_eq!(
+            paging("/v1/users/?page=0").unwrap_err().code(),
+            ErrorCode::InvalidFilterValue
+        );
+        assert_eq!(
+            paging("/v1/users/?page_size=x").unwrap_err().extra()["parameter"],
+            "page_size"
+        );
     }
 
     #[test]
     fn links_keep_filters_and_are_absolute() {
         let p = paging("/v1/users/?search=ada%20l&page=2&page_size=10").unwrap();
         let env = p.envelope("https://api.example.com", page(35, 10));
-        assert_eq!(env.next.as_deref(), Some("https://api.example.com/v1/users/?search=ada%20l&page=3&page_size=10"));
-        assert_eq!(env.previous.as_deref(), Some("https://api.example.com/v1/users/?search=ada%20l&page=1&page_size=10"));
-        let last = paging("/v1/users/?page=4&page_size=10").unwrap().envelope("http://h", page(35, 5));
+        assert_eq!(
+            env.next.as_deref(),
+            Some("https://api.example.com/v1/users/?search=ada%20l&page=3&page_size=10")
+        );
+        assert_eq!(
+            env.previous.as_deref(),
+            Some("https://api.example.com/v1/users/?search=ada%20l&page=1&page_size=10")
+        );
+        let last = paging("/v1/users/?page=4&page_size=10")
+            .unwrap()
+            .envelope("http://h", page(35, 5));
         assert!(last.next.is_none());
     }
 
     #[test]
     fn offset_style() {
         let p = paging("/v1/x/?limit=10&offset=10").unwrap();
-        assert_eq!(p.request(), PageRequest { offset: 10, limit: 10 });
+        assert_eq!(
+            p.request(),
+            PageRequest {
+                offset: 10,
+                limit: 10
+            }
+        );
         let env = p.envelope("http://h", page(25, 10));
-        assert_eq!(env.next.as_deref(), Some("http://h/v1/x/?limit=10&offset=20"));
-        assert_eq!(env.previous.as_deref(), Some("http://h/v1/x/?limit=10&offset=0"));
+        assert_eq!(
+            env.next.as_deref(),
+            Some("http://h/v1/x/?limit=10&offset=20")
+        );
+        assert_eq!(
+            env.previous.as_deref(),
+            Some("http://h/v1/x/?limit=10&offset=0")
+        );
     }
 }

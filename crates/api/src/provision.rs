@@ -65,7 +65,10 @@ pub struct CliTokenView {
     pub expires_at: Option<String>,
 }
 
-pub async fn create_organization(state: &AppState, new: NewOrganization) -> Result<OrganizationView, Error> {
+pub async fn create_organization(
+    state: &AppState,
+    new: NewOrganization,
+) -> Result<OrganizationView, Error> {
     let org = state.orgs.create_organization(&new).await?;
     Ok((&org).into())
 }
@@ -89,12 +92,19 @@ pub async fn create_user(state: &AppState, org: OrgId, new: NewUser) -> Result<U
             ErrorCode::ParamsValidationError,
             "A user with this e-mail already exists in the organization.",
         )
-        .with_field_error("email", "A user with this e-mail already exists in the organization.")),
+        .with_field_error(
+            "email",
+            "A user with this e-mail already exists in the organization.",
+        )),
         Err(e) => Err(e.into()),
     }
 }
 
-pub async fn update_user(state: &AppState, id: UserId, patch: UserPatch) -> Result<UserView, Error> {
+pub async fn update_user(
+    state: &AppState,
+    id: UserId,
+    patch: UserPatch,
+) -> Result<UserView, Error> {
     let user = state.orgs.update_user(id, &patch).await?;
     Ok((&user).into())
 }
@@ -107,7 +117,11 @@ pub async fn create_session(state: &AppState, id: UserId) -> Result<TokenPair, E
     state.jwt.issue_pair(user.id, user.org_id)
 }
 
-pub async fn create_cli_token(state: &AppState, id: UserId, ttl_days: Option<u32>) -> Result<CliTokenView, Error> {
+pub async fn create_cli_token(
+    state: &AppState,
+    id: UserId,
+    ttl_days: Option<u32>,
+) -> Result<CliTokenView, Error> {
     let user = state.orgs.find_user(id).await?;
     if !user.is_active {
         return Err(Error::invalid_field("user", "The user is deactivated."));

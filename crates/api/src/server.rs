@@ -26,9 +26,13 @@ pub fn redact_url(url: &str) -> String {
 
 /// Creates the database if missing and applies migrations. When nothing answers at
 /// `DATABASE_URL` and `local_pg_dir` is given, starts a project-local cluster there instead.
-pub async fn prepare_database(settings: &mut Settings, local_pg_dir: Option<&Path>) -> anyhow::Result<Database> {
+pub async fn prepare_database(
+    settings: &mut Settings,
+    local_pg_dir: Option<&Path>,
+) -> anyhow::Result<Database> {
     if let Err(first) = create_database_if_missing(&settings.database_url).await {
-        let fallback = local_pg_dir.filter(|_| settings.database_url_is_default && localpg::server_binaries().is_some());
+        let fallback = local_pg_dir
+            .filter(|_| settings.database_url_is_default && localpg::server_binaries().is_some());
         match fallback {
             Some(dir) => {
                 tracing::warn!(
@@ -47,7 +51,9 @@ pub async fn prepare_database(settings: &mut Settings, local_pg_dir: Option<&Pat
             ),
         }
     }
-    let applied = run_migrations(&settings.database_url).await.context("applying migrations")?;
+    let applied = run_migrations(&settings.database_url)
+        .await
+        .context("applying migrations")?;
     for m in &applied {
         tracing::info!(migration = %m, "applied migration");
     }
@@ -55,7 +61,11 @@ pub async fn prepare_database(settings: &mut Settings, local_pg_dir: Option<&Pat
 }
 
 /// Runs the server until SIGTERM/SIGINT; in-flight requests drain before exit.
-pub async fn serve(mut settings: Settings, demo_mode: bool, local_pg_dir: Option<&Path>) -> anyhow::Result<()> {
+pub async fn serve(
+    mut settings: Settings,
+    demo_mode: bool,
+    local_pg_dir: Option<&Path>,
+) -> anyhow::Result<()> {
     let db = prepare_database(&mut settings, local_pg_dir).await?;
     let state = AppState::new(db, settings.clone());
 
@@ -88,7 +98,11 @@ pub async fn serve(mut settings: Settings, demo_mode: bool, local_pg_dir: Option
         Some(files) => server.bind_rustls_0_23(settings.listen, tls_config(files)?)?,
         None => server.bind(settings.listen)?,
     };
-    let scheme = if settings.tls.is_some() { "https" } else { "http" };
+    let scheme = if settings.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     tracing::info!(listen = %settings.listen, base_url = %settings.base_url, "teamcomm listening on {scheme}://{}", settings.listen);
     server.run().await?;
 
@@ -120,7 +134,13 @@ mod tests {
 
     #[test]
     fn redacts_passwords_only() {
-        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://u:***@h/db");
-        assert_eq!(redact_url("postgres://postgres@h/db"), "postgres://postgres@h/db");
+        assert_eq!(
+            redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(
+            redact_url("postgres://postgres@h/db"),
+            "postgres://postgres@h/db"
+        );
     }
 }

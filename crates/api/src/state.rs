@@ -23,7 +23,12 @@ pub struct OrgCache {
 
 impl OrgCache {
     pub fn new(repo: Arc<dyn OrgRepository>, ttl: Duration) -> Self {
-        let cache = (!ttl.is_zero()).then(|| Cache::builder().max_capacity(100_000).time_to_live(ttl).build());
+        let cache = (!ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(ttl)
+                .build()
+        });
         OrgCache { repo, cache }
     }
 
@@ -37,10 +42,19 @@ impl OrgCache {
 #[async_trait]
 impl OrgSnapshots for OrgCache {
     async fn organization(&self, id: OrgId) -> Result<Arc<Organization>, Error> {
-        let load = async { self.repo.get_organization(id).await.map(Arc::new).map_err(Error::from) };
+        let load = async {
+            self.repo
+                .get_organization(id)
+                .await
+                .map(Arc::new)
+                .map_err(Error::from)
+        };
         match &self.cache {
             None => load.await,
-            Some(cache) => cache.try_get_with(id, load).await.map_err(|e: Arc<Error>| (*e).clone()),
+            Some(cache) => cache
+                .try_get_with(id, load)
+                .await
+                .map_err(|e: Arc<Error>| (*e).clone()),
         }
     }
 }
@@ -71,8 +85,20 @@ impl AppState {
             Arc::new(UsageTracker::default()),
             clock,
         );
-        let jwt = JwtKeys::new(settings.jwt_secret.expose(), settings.jwt_access_ttl, settings.jwt_refresh_ttl);
-        AppState { db, orgs, org_cache, keys, key_repo, jwt, settings: Arc::new(settings) }
+        let jwt = JwtKeys::new(
+            settings.jwt_secret.expose(),
+            settings.jwt_access_ttl,
+            settings.jwt_refresh_ttl,
+        );
+        AppState {
+            db,
+            orgs,
+            org_cache,
+            keys,
+            key_repo,
+            jwt,
+            settings: Arc::new(settings),
+        }
     }
 
     /// Writes pending last-usage instants to the database (called periodically and on shutdown).
@@ -83,7 +109,9 @@ impl AppState {
         }
         match self.key_repo.record_key_usage(&batch).await {
             Ok(()) => self.keys.usage().forget_flushed(&batch),
-            Err(e) => tracing::warn!(error = %e, keys = batch.len(), "could not record key usage; will retry"),
+            Err(e) => {
+                tracing::warn!(error = %e, keys = batch.len(), "could not record key usage; will retry")
+            }
         }
     }
 }

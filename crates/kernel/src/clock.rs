@@ -16,7 +16,8 @@ impl Clock for SystemClock {
     /// database equals the one that was written.
     fn now(&self) -> OffsetDateTime {
         let now = OffsetDateTime::now_utc();
-        now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000).unwrap_or(now)
+        now.replace_nanosecond(now.nanosecond() / 1_000 * 1_000)
+            .unwrap_or(now)
     }
 }
 

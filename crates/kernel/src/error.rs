@@ -9,9 +9,12 @@ use serde_json::{Map, Value};
 
 use crate::ErrorCode;
 
-/// A refusal with a frozen `code` and a human `detail`.
+/// A refusal with a frozen `code` and a human `detail`. Boxed so `Result<T, Error>` stays small.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+#[derive(Debug, Clone, PartialEq)]
+struct Inner {
     code: ErrorCode,
     status: u16,
     detail: Cow<'static, str>,
@@ -25,7 +28,7 @@ pub struct Error {
 impl Error {
     /// An error with the code's default status.
     pub fn new(code: ErrorCode, detail: impl Into<Cow<'static, str>>) -> Self {
-        Error {
+        Error(Box::new(Inner {
             code,
             status: code.default_status(),
             detail: detail.into(),
@@ -33,7 +36,7 @@ impl Error {
             extra: Map::new(),
             upgrade_url: None,
             cause: None,
-        }
+        }))
     }
 
     /// 404 `not_found`, the same body whether the object is absent or belongs to someone else.
@@ -43,66 +46,71 @@ impl Error {
 
     /// 400 `params_validation_error` with one field message.
     pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
-        Error::new(ErrorCode::ParamsValidationError, "Invalid input.").with_field_error(field, message)
+        Error::new(ErrorCode::ParamsValidationError, "Invalid input.")
+            .with_field_error(field, message)
     }
 
     /// Overrides the HTTP status (the spec gives a few codes a different status per area).
     pub fn with_status(mut self, status: u16) -> Self {
-        self.status = status;
+        self.0.status = status;
         self
     }
 
     /// Adds a per-field message to `errors`.
     pub fn with_field_error(mut self, field: &str, message: impl Into<String>) -> Self {
-        self.errors.entry(field.to_owned()).or_default().push(message.into());
+        self.0
+            .errors
+            .entry(field.to_owned())
+            .or_default()
+            .push(message.into());
         self
     }
 
     /// Adds a member to `extra`.
     pub fn with_extra(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.extra.insert(key.to_owned(), value.into());
+        self.0.extra.insert(key.to_owned(), value.into());
         self
     }
 
     /// Sets `upgrade_url` (used with `plan_upgrade_required`).
     pub fn with_upgrade_url(mut self, url: impl Into<String>) -> Self {
-        self.upgrade_url = Some(url.into());
+        self.0.upgrade_url = Some(url.into());
         self
     }
 
     pub fn code(&self) -> ErrorCode {
-        self.code
+        self.0.code
     }
 
     pub fn status(&self) -> u16 {
-        self.status
+        self.0.status
     }
 
     pub fn detail(&self) -> &str {
-        &self.detail
+        &self.0.detail
     }
 
     pub fn field_errors(&self) -> &BTreeMap<String, Vec<String>> {
-        &self.errors
+        &self.0.errors
     }
 
     pub fn extra(&self) -> &Map<String, Value> {
-        &self.extra
+        &self.0.extra
     }
 
     pub fn upgrade_url(&self) -> Option<&str> {
-        self.upgrade_url.as_deref()
+        self.0.upgrade_url.as_deref()
     }
 
     /// The logged cause of an internal error.
     pub fn cause(&self) -> Option<&str> {
-        self.cause.as_deref()
+        self.0.cause.as_deref()
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({}): {}", self.code, self.status, self.detail)
+        write!(f, "{} ({}): {}", self.0.code, self.0.status, self.0.detail)
     }
 }
 
@@ -145,6 +153,6 @@ pub const INTERNAL_DETAIL: &str = "A server error occurred.";
 /// 500 `internal_error` carrying its cause for the log.
 pub fn internal(cause: impl std::fmt::Display) -> Error {
     let mut e = Error::new(ErrorCode::InternalError, INTERNAL_DETAIL);
-    e.cause = Some(cause.to_string());
+    e.0.cause = Some(cause.to_string());
     e
 }

@@ -15,13 +15,19 @@ impl PageRequest {
 
     /// Everything (used for small, bounded lists).
     pub const fn all() -> Self {
-        PageRequest { offset: 0, limit: u64::MAX }
+        PageRequest {
+            offset: 0,
+            limit: u64::MAX,
+        }
     }
 }
 
 impl Default for PageRequest {
     fn default() -> Self {
-        PageRequest { offset: 0, limit: Self::DEFAULT_SIZE }
+        PageRequest {
+            offset: 0,
+            limit: Self::DEFAULT_SIZE,
+        }
     }
 }
 
@@ -34,6 +40,9 @@ pub struct Page<T> {
 
 impl<T> Page<T> {
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page { count: self.count, results: self.results.into_iter().map(f).collect() }
+        Page {
+            count: self.count,
+            results: self.results.into_iter().map(f).collect(),
+        }
     }
 }

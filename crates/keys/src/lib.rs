@@ -8,7 +8,9 @@ mod secret;
 mod service;
 mod usage;
 
-pub use model::{ApiKey, CliTokenCredential, CredentialKind, KeyCredential, PersonRef, Principal, Scope};
+pub use model::{
+    ApiKey, CliTokenCredential, CredentialKind, KeyCredential, PersonRef, Principal, Scope,
+};
 pub use ports::{KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots};
 pub use secret::{Secret, SecretHash, SecretKind, masked};
 pub use service::{CreateKey, KeyService, UpdateKey, invalid_credentials};

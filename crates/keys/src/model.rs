@@ -100,7 +100,11 @@ pub struct CliTokenCredential {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CredentialKind {
     /// `X-API-KEY`.
-    ApiKey { id: ApiKeyId, is_agent_key: bool, scopes: Vec<Scope> },
+    ApiKey {
+        id: ApiKeyId,
+        is_agent_key: bool,
+        scopes: Vec<Scope>,
+    },
     /// `Authorization: Bearer` (CLI login).
     CliToken { id: CliTokenId },
     /// `Authorization: JWT` (web session; key management).

@@ -48,13 +48,27 @@ pub enum KeyListScope {
 pub trait KeyRepository: Send + Sync + 'static {
     async fn insert_key(&self, new: &NewKeyRecord) -> Result<ApiKey, RepoError>;
     /// The key with this hash and its owner, in one read (the authentication hot path).
-    async fn find_key_credential(&self, hash: &SecretHash) -> Result<Option<KeyCredential>, RepoError>;
-    async fn list_keys(&self, org: OrgId, scope: KeyListScope, page: PageRequest) -> Result<Page<ApiKey>, RepoError>;
+    async fn find_key_credential(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<KeyCredential>, RepoError>;
+    async fn list_keys(
+        &self,
+        org: OrgId,
+        scope: KeyListScope,
+        page: PageRequest,
+    ) -> Result<Page<ApiKey>, RepoError>;
     async fn get_key(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey, RepoError>;
-    async fn update_key(&self, org: OrgId, id: ApiKeyId, changes: &KeyChanges) -> Result<ApiKey, RepoError>;
+    async fn update_key(
+        &self,
+        org: OrgId,
+        id: ApiKeyId,
+        changes: &KeyChanges,
+    ) -> Result<ApiKey, RepoError>;
     async fn delete_key(&self, org: OrgId, id: ApiKeyId) -> Result<(), RepoError>;
     /// Writes a batch of last-usage instants (never moving one backwards).
-    async fn record_key_usage(&self, batch: &[(ApiKeyId, OffsetDateTime)]) -> Result<(), RepoError>;
+    async fn record_key_usage(&self, batch: &[(ApiKeyId, OffsetDateTime)])
+    -> Result<(), RepoError>;
 
     async fn insert_cli_token(
         &self,
@@ -63,7 +77,10 @@ pub trait KeyRepository: Send + Sync + 'static {
         hash: &SecretHash,
         expires_at: Option<OffsetDateTime>,
     ) -> Result<CliTokenId, RepoError>;
-    async fn find_cli_token_credential(&self, hash: &SecretHash) -> Result<Option<CliTokenCredential>, RepoError>;
+    async fn find_cli_token_credential(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<CliTokenCredential>, RepoError>;
     async fn revoke_cli_token(&self, id: CliTokenId) -> Result<(), RepoError>;
 }
 

@@ -66,7 +66,8 @@ impl Secret {
             return None;
         }
         let expected = checksum(random.as_bytes());
-        bool::from(expected.as_bytes().ct_eq(check.as_bytes())).then(|| Secret(presented.to_owned()))
+        bool::from(expected.as_bytes().ct_eq(check.as_bytes()))
+            .then(|| Secret(presented.to_owned()))
     }
 
     /// The plaintext, for the single response that reveals it.
@@ -138,7 +139,10 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.expose().starts_with("tck_"));
         assert_eq!(a.expose().len(), 42);
-        assert_eq!(Secret::parse(SecretKind::ApiKey, a.expose()), Some(a.clone()));
+        assert_eq!(
+            Secret::parse(SecretKind::ApiKey, a.expose()),
+            Some(a.clone())
+        );
         assert_eq!(a.suffix(), a.expose()[38..]);
         assert_ne!(a.hash(), b.hash());
     }
@@ -149,8 +153,16 @@ mod tests {
         assert!(Secret::parse(SecretKind::CliToken, a.expose()).is_none());
         let mut tampered = a.expose().to_owned().into_bytes();
         tampered[10] = if tampered[10] == b'a' { b'b' } else { b'a' };
-        assert!(Secret::parse(SecretKind::ApiKey, std::str::from_utf8(&tampered).unwrap()).is_none());
-        for junk in ["", "tck_", "hello", &"x".repeat(42), &format!("tck_{}", "é".repeat(19))] {
+        assert!(
+            Secret::parse(SecretKind::ApiKey, std::str::from_utf8(&tampered).unwrap()).is_none()
+        );
+        for junk in [
+            "",
+            "tck_",
+            "hello",
+            &"x".repeat(42),
+            &format!("tck_{}", "é".repeat(19)),
+        ] {
             assert!(Secret::parse(SecretKind::ApiKey, junk).is_none(), "{junk}");
         }
     }

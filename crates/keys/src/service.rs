@@ -3,13 +3,15 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{ApiKeyId, Error, ErrorCode, Page, PageRequest, RepoError, SharedClock, UserId};
+use teamcomm_kernel::{
+    ApiKeyId, Error, ErrorCode, Page, PageRequest, RepoError, SharedClock, UserId,
+};
 use teamcomm_org::{OrgRepository, User};
 use time::OffsetDateTime;
 
 use crate::{
-    ApiKey, CredentialKind, KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots, Principal, Scope,
-    Secret, SecretKind, UsageTracker,
+    ApiKey, CredentialKind, KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots,
+    Principal, Scope, Secret, SecretKind, UsageTracker,
 };
 
 const MAX_KEY_NAME: usize = 255;
@@ -52,7 +54,13 @@ impl KeyService {
         usage: Arc<UsageTracker>,
         clock: SharedClock,
     ) -> Self {
-        KeyService { keys, users, orgs, usage, clock }
+        KeyService {
+            keys,
+            users,
+            orgs,
+            usage,
+            clock,
+        }
     }
 
     pub fn usage(&self) -> &Arc<UsageTracker> {
@@ -65,15 +73,23 @@ impl KeyService {
     /// the key must exist and be active, not be expired, have an active owner, and belong to an
     /// organization whose plan allows API keys.
     pub async fn authenticate_api_key(&self, presented: &str) -> Result<Principal, Error> {
-        let secret = Secret::parse(SecretKind::ApiKey, presented.trim()).ok_or_else(invalid_credentials)?;
+        let secret =
+            Secret::parse(SecretKind::ApiKey, presented.trim()).ok_or_else(invalid_credentials)?;
         let hash = secret.hash();
-        let cred = self.keys.find_key_credential(&hash).await?.ok_or_else(invalid_credentials)?;
+        let cred = self
+            .keys
+            .find_key_credential(&hash)
+            .await?
+            .ok_or_else(invalid_credentials)?;
         if !cred.active {
             return Err(invalid_credentials());
         }
         let now = self.clock.now();
         if cred.expiration.is_some_and(|exp| exp <= now) {
-            return Err(Error::new(ErrorCode::CredentialExpired, "This API key has expired."));
+            return Err(Error::new(
+                ErrorCode::CredentialExpired,
+                "This API key has expired.",
+            ));
         }
         if !cred.owner.is_active {
             return Err(Error::new(
@@ -87,40 +103,69 @@ impl KeyService {
         Ok(Principal {
             user: cred.owner,
             org,
-            credential: CredentialKind::ApiKey { id: cred.id, is_agent_key: cred.is_agent_key, scopes: cred.scopes },
+            credential: CredentialKind::ApiKey {
+                id: cred.id,
+                is_agent_key: cred.is_agent_key,
+                scopes: cred.scopes,
+            },
         })
     }
 
     /// Resolves an `Authorization: Bearer` CLI token. Plan restrictions of free organizations are
     /// applied per endpoint by the caller (they depend on the route).
     pub async fn authenticate_cli_token(&self, presented: &str) -> Result<Principal, Error> {
-        let secret = Secret::parse(SecretKind::CliToken, presented.trim()).ok_or_else(invalid_credentials)?;
-        let cred = self.keys.find_cli_token_credential(&secret.hash()).await?.ok_or_else(invalid_credentials)?;
+        let secret = Secret::parse(SecretKind::CliToken, presented.trim())
+            .ok_or_else(invalid_credentials)?;
+        let cred = self
+            .keys
+            .find_cli_token_credential(&secret.hash())
+            .await?
+            .ok_or_else(invalid_credentials)?;
         if cred.revoked || !cred.user.is_active {
             return Err(invalid_credentials());
         }
         if cred.expires_at.is_some_and(|exp| exp <= self.clock.now()) {
-            return Err(Error::new(ErrorCode::CredentialExpired, "This session has expired. Log in again."));
+            return Err(Error::new(
+                ErrorCode::CredentialExpired,
+                "This session has expired. Log in again.",
+            ));
         }
         let org = self.orgs.organization(cred.org_id).await?;
-        Ok(Principal { user: cred.user, org, credential: CredentialKind::CliToken { id: cred.id } })
+        Ok(Principal {
+            user: cred.user,
+            org,
+            credential: CredentialKind::CliToken { id: cred.id },
+        })
     }
 
     /// Mints a CLI token for `user`; the plaintext is returned once.
-    pub async fn issue_cli_token(&self, user: &User, ttl: Option<time::Duration>) -> Result<Secret, Error> {
+    pub async fn issue_cli_token(
+        &self,
+        user: &User,
+        ttl: Option<time::Duration>,
+    ) -> Result<Secret, Error> {
         let secret = Secret::generate(SecretKind::CliToken);
         let expires_at = ttl.map(|ttl| self.clock.now() + ttl);
-        self.keys.insert_cli_token(user.org_id, user.id, &secret.hash(), expires_at).await?;
+        self.keys
+            .insert_cli_token(user.org_id, user.id, &secret.hash(), expires_at)
+            .await?;
         Ok(secret)
     }
 
     // ---------------------------------------------------------------- key management
 
     /// Creates a key. Members create regular keys for themselves only.
-    pub async fn create_key(&self, actor: &User, input: CreateKey) -> Result<(ApiKey, Secret), Error> {
+    pub async fn create_key(
+        &self,
+        actor: &User,
+        input: CreateKey,
+    ) -> Result<(ApiKey, Secret), Error> {
         let name = validate_key_name(&input.name)?;
         if input.is_agent_key && !actor.role.is_admin() {
-            return Err(Error::new(ErrorCode::AgentKeyAdminOnly, "Only organization admins can create agent keys."));
+            return Err(Error::new(
+                ErrorCode::AgentKeyAdminOnly,
+                "Only organization admins can create agent keys.",
+            ));
         }
         let owner = match input.for_user_id.as_deref() {
             None => actor.clone(),
@@ -152,7 +197,11 @@ impl KeyService {
 
     /// Lists the keys the actor may see: admins all of the organization's, others their own.
     pub async fn list_keys(&self, actor: &User, page: PageRequest) -> Result<Page<ApiKey>, Error> {
-        let scope = if actor.role.is_admin() { KeyListScope::Organization } else { KeyListScope::OwnedBy(actor.id) };
+        let scope = if actor.role.is_admin() {
+            KeyListScope::Organization
+        } else {
+            KeyListScope::OwnedBy(actor.id)
+        };
         let page = self.keys.list_keys(actor.org_id, scope, page).await?;
         Ok(page.map(|key| self.with_pending_usage(key)))
     }
@@ -165,14 +214,21 @@ impl KeyService {
 
     /// Updates a key; with `regenerate` the new secret is returned once and the old one stops
     /// working immediately.
-    pub async fn update_key(&self, actor: &User, id: ApiKeyId, input: UpdateKey) -> Result<(ApiKey, Option<Secret>), Error> {
+    pub async fn update_key(
+        &self,
+        actor: &User,
+        id: ApiKeyId,
+        input: UpdateKey,
+    ) -> Result<(ApiKey, Option<Secret>), Error> {
         self.visible_key(actor, id).await?;
         let name = input.name.as_deref().map(validate_key_name).transpose()?;
         let scopes = input.scopes.as_deref().map(Scope::parse_list).transpose()?;
         if let Some(Some(exp)) = input.expiration {
             self.check_future("expiration", exp)?;
         }
-        let secret = input.regenerate.then(|| Secret::generate(SecretKind::ApiKey));
+        let secret = input
+            .regenerate
+            .then(|| Secret::generate(SecretKind::ApiKey));
         let changes = KeyChanges {
             name,
             active: input.active,
@@ -210,7 +266,12 @@ impl KeyService {
                 "Only organization admins can create keys for other users.",
             ));
         }
-        let not_found = || Error::new(ErrorCode::TargetUserNotFound, "No user of this organization has that id.");
+        let not_found = || {
+            Error::new(
+                ErrorCode::TargetUserNotFound,
+                "No user of this organization has that id.",
+            )
+        };
         let target_id = target_id.ok_or_else(not_found)?;
         let target = match self.users.get_user(actor.org_id, target_id).await {
             Ok(user) => user,
@@ -218,7 +279,10 @@ impl KeyService {
             Err(e) => return Err(e.into()),
         };
         if !target.is_active {
-            return Err(Error::new(ErrorCode::TargetUserInactive, "That user is deactivated."));
+            return Err(Error::new(
+                ErrorCode::TargetUserInactive,
+                "That user is deactivated.",
+            ));
         }
         Ok(target)
     }
@@ -231,10 +295,10 @@ impl KeyService {
     }
 
     fn with_pending_usage(&self, mut key: ApiKey) -> ApiKey {
-        if let Some(at) = self.usage.pending(key.id) {
-            if key.last_usage_at.is_none_or(|stored| stored < at) {
-                key.last_usage_at = Some(at);
-            }
+        if let Some(at) = self.usage.pending(key.id)
+            && key.last_usage_at.is_none_or(|stored| stored < at)
+        {
+            key.last_usage_at = Some(at);
         }
         key
     }
@@ -246,7 +310,10 @@ fn validate_key_name(name: &str) -> Result<String, Error> {
         return Err(Error::invalid_field("name", "This field may not be blank."));
     }
     if name.chars().count() > MAX_KEY_NAME {
-        return Err(Error::invalid_field("name", "Ensure this field has no more than 255 characters."));
+        return Err(Error::invalid_field(
+            "name",
+            "Ensure this field has no more than 255 characters.",
+        ));
     }
     Ok(name.to_owned())
 }
@@ -254,5 +321,8 @@ fn validate_key_name(name: &str) -> Result<String, Error> {
 /// The answer to a key or token that does not resolve. The detail keeps the wording clients
 /// know from the spec ("credentials were not provided").
 pub fn invalid_credentials() -> Error {
-    Error::new(ErrorCode::InvalidCredentials, "Authentication credentials were not provided or are invalid.")
+    Error::new(
+        ErrorCode::InvalidCredentials,
+        "Authentication credentials were not provided or are invalid.",
+    )
 }

@@ -24,7 +24,11 @@ impl UsageTracker {
 
     /// The newest unflushed use of `key`, so reads are current before the flush.
     pub fn pending(&self, key: ApiKeyId) -> Option<OffsetDateTime> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied()
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .copied()
     }
 
     /// What to flush now.

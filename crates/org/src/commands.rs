@@ -85,12 +85,15 @@ impl NewUser {
     ) -> Result<Self, Error> {
         let email = email.trim().to_lowercase();
         let valid_email = email.len() <= 254
-            && email
-                .split_once('@')
-                .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.') && !domain.starts_with('.'))
+            && email.split_once('@').is_some_and(|(local, domain)| {
+                !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+            })
             && !email.contains(char::is_whitespace);
         if !valid_email {
-            return Err(Error::invalid_field("email", "Enter a valid email address."));
+            return Err(Error::invalid_field(
+                "email",
+                "Enter a valid email address.",
+            ));
         }
         Ok(NewUser {
             email,
@@ -111,7 +114,10 @@ pub struct UserPatch {
 
 impl UserPatch {
     pub fn new(is_active: Option<bool>, role: Option<&str>) -> Result<Self, Error> {
-        Ok(UserPatch { is_active, role: role.map(parse_role).transpose()? })
+        Ok(UserPatch {
+            is_active,
+            role: role.map(parse_role).transpose()?,
+        })
     }
 }
 
@@ -121,7 +127,10 @@ fn validate_name(field: &str, value: &str) -> Result<String, Error> {
         return Err(Error::invalid_field(field, "This field may not be blank."));
     }
     if v.chars().count() > MAX_NAME {
-        return Err(Error::invalid_field(field, format!("Ensure this field has no more than {MAX_NAME} characters.")));
+        return Err(Error::invalid_field(
+            field,
+            format!("Ensure this field has no more than {MAX_NAME} characters."),
+        ));
     }
     Ok(v.to_owned())
 }
@@ -129,19 +138,26 @@ fn validate_name(field: &str, value: &str) -> Result<String, Error> {
 fn validate_person_name(field: &str, value: &str) -> Result<String, Error> {
     let v = value.trim();
     if v.chars().count() > 150 {
-        return Err(Error::invalid_field(field, "Ensure this field has no more than 150 characters."));
+        return Err(Error::invalid_field(
+            field,
+            "Ensure this field has no more than 150 characters.",
+        ));
     }
     Ok(v.to_owned())
 }
 
 fn parse_plan(plan: &str) -> Result<PlanTier, Error> {
     PlanTier::parse(plan).ok_or_else(|| {
-        Error::invalid_field("plan", "Must be one of: free, starter, business, enterprise.")
+        Error::invalid_field(
+            "plan",
+            "Must be one of: free, starter, business, enterprise.",
+        )
     })
 }
 
 fn parse_role(role: &str) -> Result<Role, Error> {
-    Role::parse(role).ok_or_else(|| Error::invalid_field("role", "Must be one of: admin, member, guest."))
+    Role::parse(role)
+        .ok_or_else(|| Error::invalid_field("role", "Must be one of: admin, member, guest."))
 }
 
 #[cfg(test)]
@@ -173,8 +189,17 @@ mod tests {
         let u = NewUser::new(" Ada@Example.COM ", "Ada", "Lovelace", "admin", None).unwrap();
         assert_eq!(u.email, "ada@example.com");
         assert!(u.is_active);
-        for bad in ["", "ada", "@example.com", "ada@localhost", "a da@example.com"] {
-            assert!(NewUser::new(bad, "A", "B", "member", None).is_err(), "{bad}");
+        for bad in [
+            "",
+            "ada",
+            "@example.com",
+            "ada@localhost",
+            "a da@example.com",
+        ] {
+            assert!(
+                NewUser::new(bad, "A", "B", "member", None).is_err(),
+                "{bad}"
+            );
         }
         assert!(NewUser::new("a@b.co", "A", "B", "owner", None).is_err());
     }

@@ -10,7 +10,11 @@ use crate::{NewOrganization, NewUser, Organization, OrganizationPatch, Team, Use
 #[async_trait]
 pub trait OrgRepository: Send + Sync + 'static {
     async fn create_organization(&self, new: &NewOrganization) -> Result<Organization, RepoError>;
-    async fn update_organization(&self, id: OrgId, patch: &OrganizationPatch) -> Result<Organization, RepoError>;
+    async fn update_organization(
+        &self,
+        id: OrgId,
+        patch: &OrganizationPatch,
+    ) -> Result<Organization, RepoError>;
     async fn get_organization(&self, id: OrgId) -> Result<Organization, RepoError>;
     /// True when no organization exists yet (used by `--demo`).
     async fn is_empty(&self) -> Result<bool, RepoError>;
@@ -24,5 +28,10 @@ pub trait OrgRepository: Send + Sync + 'static {
     /// A person of `org`.
     async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError>;
 
-    async fn create_team(&self, org: OrgId, name: &str, members: &[UserId]) -> Result<Team, RepoError>;
+    async fn create_team(
+        &self,
+        org: OrgId,
+        name: &str,
+        members: &[UserId],
+    ) -> Result<Team, RepoError>;
 }

@@ -6,9 +6,12 @@ use teamcomm_kernel::RepoError;
 pub(crate) fn db_error(e: DieselError) -> RepoError {
     match e {
         DieselError::NotFound => RepoError::NotFound,
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::ForeignKeyViolation, info) => {
-            RepoError::Conflict { constraint: info.constraint_name().unwrap_or("unknown").to_owned() }
-        }
+        DieselError::DatabaseError(
+            DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::ForeignKeyViolation,
+            info,
+        ) => RepoError::Conflict {
+            constraint: info.constraint_name().unwrap_or("unknown").to_owned(),
+        },
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             RepoError::Unavailable(info.message().to_owned())
         }

@@ -7,5 +7,8 @@ mod repo;
 mod rows;
 mod schema;
 
-pub use pool::{Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations, split_database};
+pub use pool::{
+    Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations,
+    split_database,
+};
 pub use repo::{PgKeyRepository, PgOrgRepository};

@@ -48,7 +48,10 @@ impl Database {
     /// True when the database answers a trivial query.
     pub async fn ping(&self) -> bool {
         match self.conn().await {
-            Ok(mut conn) => diesel::sql_query("SELECT 1").execute(&mut conn).await.is_ok(),
+            Ok(mut conn) => diesel::sql_query("SELECT 1")
+                .execute(&mut conn)
+                .await
+                .is_ok(),
             Err(_) => false,
         }
     }
@@ -61,7 +64,9 @@ pub async fn run_migrations(url: &str) -> anyhow::Result<Vec<String>> {
         use diesel::Connection;
         use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
         let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url)?;
-        let applied = conn.run_pending_migrations(MIGRATIONS).map_err(|e| anyhow::anyhow!(e))?;
+        let applied = conn
+            .run_pending_migrations(MIGRATIONS)
+            .map_err(|e| anyhow::anyhow!(e))?;
         Ok(applied.iter().map(ToString::to_string).collect())
     })
     .await?
@@ -78,10 +83,11 @@ struct Exists {
 pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
     let (maintenance, name) = split_database(url)?;
     let mut conn = AsyncPgConnection::establish(&maintenance).await?;
-    let found: Exists = diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
-        .bind::<Text, _>(&name)
-        .get_result(&mut conn)
-        .await?;
+    let found: Exists =
+        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+            .bind::<Text, _>(&name)
+            .get_result(&mut conn)
+            .await?;
     if found.exists {
         return Ok(false);
     }
@@ -102,7 +108,9 @@ pub fn split_database(url: &str) -> anyhow::Result<(String, String)> {
         Some((b, q)) => (b, Some(q)),
         None => (url, None),
     };
-    let scheme_end = base.find("://").ok_or_else(|| anyhow::anyhow!("DATABASE_URL must look like postgres://user@host:port/database"))? + 3;
+    let scheme_end = base.find("://").ok_or_else(|| {
+        anyhow::anyhow!("DATABASE_URL must look like postgres://user@host:port/database")
+    })? + 3;
     let path_start = base[scheme_end..].find('/').map(|i| i + scheme_end);
     let (authority, name) = match path_start {
         Some(i) => (&base[..i], &base[i + 1..]),
@@ -131,11 +139,17 @@ mod tests {
     fn splits_database_from_url_forms() {
         assert_eq!(
             split_database("postgres://postgres@127.0.0.1:5432/teamcomm").unwrap(),
-            ("postgres://postgres@127.0.0.1:5432/postgres".into(), "teamcomm".into())
+            (
+                "postgres://postgres@127.0.0.1:5432/postgres".into(),
+                "teamcomm".into()
+            )
         );
         assert_eq!(
             split_database("postgres://u@localhost/app?host=/tmp/sock").unwrap(),
-            ("postgres://u@localhost/postgres?host=/tmp/sock".into(), "app".into())
+            (
+                "postgres://u@localhost/postgres?host=/tmp/sock".into(),
+                "app".into()
+            )
         );
         assert!(split_database("postgres://u@localhost").is_err());
         assert!(split_database("nonsense").is_err());

@@ -28,7 +28,8 @@ impl TryFrom<OrgRow> for Organization {
         Ok(Organization {
             id: OrgId(r.id),
             name: r.name,
-            plan: PlanTier::parse(&r.plan).ok_or_else(|| RepoError::Other(format!("unknown plan {}", r.plan)))?,
+            plan: PlanTier::parse(&r.plan)
+                .ok_or_else(|| RepoError::Other(format!("unknown plan {}", r.plan)))?,
             api_access: r.api_access,
             plan_beta: r.plan_beta,
             exchange_tokens: r.exchange_tokens,
@@ -61,7 +62,8 @@ impl TryFrom<UserRow> for User {
             email: r.email,
             first_name: r.first_name,
             last_name: r.last_name,
-            role: Role::parse(&r.role).ok_or_else(|| RepoError::Other(format!("unknown role {}", r.role)))?,
+            role: Role::parse(&r.role)
+                .ok_or_else(|| RepoError::Other(format!("unknown role {}", r.role)))?,
             is_active: r.is_active,
             timezone: r.timezone,
             created_at: r.created_at,
@@ -80,6 +82,11 @@ pub(crate) struct TeamRow {
 
 impl From<TeamRow> for Team {
     fn from(r: TeamRow) -> Self {
-        Team { id: TeamId(r.id), org_id: OrgId(r.organization_id), name: r.name, created_at: r.created_at }
+        Team {
+            id: TeamId(r.id),
+            org_id: OrgId(r.organization_id),
+            name: r.name,
+            created_at: r.created_at,
+        }
     }
 }

@@ -85,4 +85,11 @@ diesel::joinable!(team_members -> users (user_id));
 diesel::joinable!(api_keys -> organizations (organization_id));
 diesel::joinable!(cli_tokens -> users (user_id));
 
-diesel::allow_tables_to_appear_in_same_query!(organizations, users, teams, team_members, api_keys, cli_tokens);
+diesel::allow_tables_to_appear_in_same_query!(
+    organizations,
+    users,
+    teams,
+    team_members,
+    api_keys,
+    cli_tokens
+);

@@ -22,7 +22,10 @@ pub struct PersonView {
 
 impl From<&PersonRef> for PersonView {
     fn from(p: &PersonRef) -> Self {
-        PersonView { uuid: p.id.to_string(), full_name: p.full_name.clone() }
+        PersonView {
+            uuid: p.id.to_string(),
+            full_name: p.full_name.clone(),
+        }
     }
 }
 
@@ -103,7 +106,8 @@ pub struct UpdateApiKeyBody {
 }
 
 fn key_id(raw: &str) -> ApiResult<ApiKeyId> {
-    raw.parse().map_err(|_| teamcomm_kernel::Error::not_found().into())
+    raw.parse()
+        .map_err(|_| teamcomm_kernel::Error::not_found().into())
 }
 
 #[utoipa::path(
@@ -123,7 +127,16 @@ pub async fn create_api_key(
     session: SessionUser,
     body: JsonBody,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.0, &["name", "is_agent_key", "for_user_id", "scopes", "expiration"])?;
+    let mut b = Body::object(
+        body.0,
+        &[
+            "name",
+            "is_agent_key",
+            "for_user_id",
+            "scopes",
+            "expiration",
+        ],
+    )?;
     let input = CreateKey {
         name: b.required_string("name"),
         is_agent_key: b.bool("is_agent_key").unwrap_or(false),
@@ -193,7 +206,10 @@ pub async fn update_api_key(
     body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let id = key_id(&id)?;
-    let mut b = Body::object(body.0, &["name", "active", "expiration", "scopes", "regenerate"])?;
+    let mut b = Body::object(
+        body.0,
+        &["name", "active", "expiration", "scopes", "regenerate"],
+    )?;
     let input = UpdateKey {
         name: b.string("name"),
         active: b.bool("active"),

@@ -16,7 +16,10 @@ pub struct FloorQuery {
 }
 
 #[get("/bench/floor/")]
-pub async fn floor(state: web::Data<AppState>, q: web::Query<FloorQuery>) -> ApiResult<HttpResponse> {
+pub async fn floor(
+    state: web::Data<AppState>,
+    q: web::Query<FloorQuery>,
+) -> ApiResult<HttpResponse> {
     let org = state.orgs.get_organization(OrgId(q.org)).await?;
     Ok(HttpResponse::Ok().json(json!({"uuid": org.id.to_string(), "name": org.name})))
 }

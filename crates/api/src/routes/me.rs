@@ -64,6 +64,9 @@ pub async fn get_me(caller: Caller, _query: web::Query<MeQuery>) -> HttpResponse
         timezone: user.timezone.clone(),
         organization_uuid: org.id.to_string(),
         organization_name: org.name.clone(),
-        organization: OrganizationSummary { uuid: org.id.to_string(), name: org.name.clone() },
+        organization: OrganizationSummary {
+            uuid: org.id.to_string(),
+            name: org.name.clone(),
+        },
     })
 }

@@ -59,7 +59,11 @@ pub async fn create_organization(
 ) -> ApiResult<HttpResponse> {
     let mut b = Body::object(body.0, ORG_FIELDS)?;
     let (name, plan) = (b.required_string("name"), b.required_string("plan"));
-    let (api_access, plan_beta, exchange) = (b.bool("api_access"), b.bool("plan_beta"), b.bool("exchange_tokens"));
+    let (api_access, plan_beta, exchange) = (
+        b.bool("api_access"),
+        b.bool("plan_beta"),
+        b.bool("exchange_tokens"),
+    );
     b.finish()?;
     let new = NewOrganization::new(&name, &plan, api_access, plan_beta, exchange)?;
     Ok(HttpResponse::Created().json(provision::create_organization(&state, new).await?))
@@ -82,9 +86,19 @@ pub async fn update_organization(
     let id: OrgId = uuid_path(&id)?;
     let mut b = Body::object(body.0, ORG_FIELDS)?;
     let (name, plan) = (b.string("name"), b.string("plan"));
-    let (api_access, plan_beta, exchange) = (b.bool("api_access"), b.bool("plan_beta"), b.bool("exchange_tokens"));
+    let (api_access, plan_beta, exchange) = (
+        b.bool("api_access"),
+        b.bool("plan_beta"),
+        b.bool("exchange_tokens"),
+    );
     b.finish()?;
-    let patch = OrganizationPatch::new(name.as_deref(), plan.as_deref(), api_access, plan_beta, exchange)?;
+    let patch = OrganizationPatch::new(
+        name.as_deref(),
+        plan.as_deref(),
+        api_access,
+        plan_beta,
+        exchange,
+    )?;
     Ok(HttpResponse::Ok().json(provision::update_organization(&state, id, patch).await?))
 }
 
@@ -107,7 +121,10 @@ pub async fn create_user(
     body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let org: OrgId = uuid_path(&org)?;
-    let mut b = Body::object(body.0, &["email", "first_name", "last_name", "role", "is_active"])?;
+    let mut b = Body::object(
+        body.0,
+        &["email", "first_name", "last_name", "role", "is_active"],
+    )?;
     let email = b.required_string("email");
     let first = b.string("first_name").unwrap_or_default();
     let last = b.string("last_name").unwrap_or_default();
@@ -146,7 +163,11 @@ pub async fn update_user(
     security(("operator" = []))
 )]
 #[post("/operator/v1/users/{uuid}/sessions/")]
-pub async fn create_session(_op: Operator, state: web::Data<AppState>, id: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn create_session(
+    _op: Operator,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let id: UserId = uuid_path(&id)?;
     Ok(HttpResponse::Created().json(provision::create_session(&state, id).await?))
 }
@@ -158,7 +179,11 @@ pub async fn create_session(_op: Operator, state: web::Data<AppState>, id: web::
     security(("operator" = []))
 )]
 #[post("/operator/v1/users/{uuid}/cli-tokens/")]
-pub async fn create_cli_token(_op: Operator, state: web::Data<AppState>, id: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn create_cli_token(
+    _op: Operator,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let id: UserId = uuid_path(&id)?;
     Ok(HttpResponse::Created().json(provision::create_cli_token(&state, id, None).await?))
 }

@@ -31,8 +31,12 @@ pub async fn refresh_token(state: web::Data<AppState>, body: JsonBody) -> ApiRes
     b.finish()?;
     let claims = state.jwt.verify(&refresh, TokenType::Refresh)?;
     match state.orgs.get_user(claims.org, claims.sub).await {
-        Ok(user) if user.is_active => Ok(HttpResponse::Ok().json(state.jwt.issue_pair(user.id, user.org_id)?)),
-        Ok(_) | Err(teamcomm_kernel::RepoError::NotFound) => Err(teamcomm_keys::invalid_credentials().into()),
+        Ok(user) if user.is_active => {
+            Ok(HttpResponse::Ok().json(state.jwt.issue_pair(user.id, user.org_id)?))
+        }
+        Ok(_) | Err(teamcomm_kernel::RepoError::NotFound) => {
+            Err(teamcomm_keys::invalid_credentials().into())
+        }
         Err(e) => Err(Error::from(e).into()),
     }
 }

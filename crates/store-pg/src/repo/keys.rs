@@ -6,8 +6,8 @@ use diesel::sql_types::{Array, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use teamcomm_kernel::{ApiKeyId, CliTokenId, OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_keys::{
-    ApiKey, CliTokenCredential, KeyChanges, KeyCredential, KeyListScope, KeyRepository, NewKeyRecord, PersonRef,
-    Scope, SecretHash,
+    ApiKey, CliTokenCredential, KeyChanges, KeyCredential, KeyListScope, KeyRepository,
+    NewKeyRecord, PersonRef, Scope, SecretHash,
 };
 use teamcomm_org::full_name;
 use time::OffsetDateTime;
@@ -50,7 +50,10 @@ type PersonCols = (Uuid, String, String);
 diesel::alias!(users as key_owner: KeyOwner, users as key_creator: KeyCreator);
 
 fn person((id, first, last): PersonCols) -> PersonRef {
-    PersonRef { id: UserId(id), full_name: full_name(&first, &last) }
+    PersonRef {
+        id: UserId(id),
+        full_name: full_name(&first, &last),
+    }
 }
 
 fn scopes_from(names: &[String]) -> Vec<Scope> {
@@ -103,12 +106,16 @@ impl PgKeyRepository {
         let mut conn = self.db.conn().await?;
         let mut query = api_keys::table
             .inner_join(key_owner.on(key_owner.field(users::id).eq(api_keys::owner_id)))
-            .left_join(key_creator.on(api_keys::created_by_id.eq(key_creator.field(users::id).nullable())))
+            .left_join(
+                key_creator.on(api_keys::created_by_id.eq(key_creator.field(users::id).nullable())),
+            )
             .filter(api_keys::organization_id.eq(org.0))
             .select((
                 KeyRow::as_select(),
                 key_owner.fields((users::id, users::first_name, users::last_name)),
-                key_creator.fields((users::id, users::first_name, users::last_name)).nullable(),
+                key_creator
+                    .fields((users::id, users::first_name, users::last_name))
+                    .nullable(),
             ))
             .order_by((api_keys::created_at.desc(), api_keys::id.desc()))
             .into_boxed();
@@ -120,8 +127,12 @@ impl PgKeyRepository {
         }
         let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
-        let rows: Vec<(KeyRow, PersonCols, Option<PersonCols>)> =
-            query.limit(limit).offset(offset).load(&mut conn).await.map_err(db_error)?;
+        let rows: Vec<(KeyRow, PersonCols, Option<PersonCols>)> = query
+            .limit(limit)
+            .offset(offset)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
         Ok(rows.into_iter().map(to_key).collect())
     }
 }
@@ -151,29 +162,43 @@ impl KeyRepository for PgKeyRepository {
         self.get_key(new.org_id, new.id).await
     }
 
-    async fn find_key_credential(&self, hash: &SecretHash) -> Result<Option<KeyCredential>, RepoError> {
+    async fn find_key_credential(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<KeyCredential>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Option<((Uuid, Uuid, bool, bool, Vec<String>, Option<OffsetDateTime>, Vec<u8>), UserRow)> =
-            api_keys::table
-                .inner_join(users::table.on(users::id.eq(api_keys::owner_id)))
-                .filter(api_keys::key_hash.eq(hash.as_bytes()))
-                .select((
-                    (
-                        api_keys::id,
-                        api_keys::organization_id,
-                        api_keys::active,
-                        api_keys::is_agent_key,
-                        api_keys::scopes,
-                        api_keys::expiration,
-                        api_keys::key_hash,
-                    ),
-                    UserRow::as_select(),
-                ))
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db_error)?;
-        let Some(((id, org, active, is_agent_key, scopes, expiration, stored), owner)) = found else {
+        let found: Option<(
+            (
+                Uuid,
+                Uuid,
+                bool,
+                bool,
+                Vec<String>,
+                Option<OffsetDateTime>,
+                Vec<u8>,
+            ),
+            UserRow,
+        )> = api_keys::table
+            .inner_join(users::table.on(users::id.eq(api_keys::owner_id)))
+            .filter(api_keys::key_hash.eq(hash.as_bytes()))
+            .select((
+                (
+                    api_keys::id,
+                    api_keys::organization_id,
+                    api_keys::active,
+                    api_keys::is_agent_key,
+                    api_keys::scopes,
+                    api_keys::expiration,
+                    api_keys::key_hash,
+                ),
+                UserRow::as_select(),
+            ))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        let Some(((id, org, active, is_agent_key, scopes, expiration, stored), owner)) = found
+        else {
             return Ok(None);
         };
         // The index lookup already matched; this constant-time check guards against collation or
@@ -192,32 +217,56 @@ impl KeyRepository for PgKeyRepository {
         }))
     }
 
-    async fn list_keys(&self, org: OrgId, scope: KeyListScope, page: PageRequest) -> Result<Page<ApiKey>, RepoError> {
+    async fn list_keys(
+        &self,
+        org: OrgId,
+        scope: KeyListScope,
+        page: PageRequest,
+    ) -> Result<Page<ApiKey>, RepoError> {
         let owner = match scope {
             KeyListScope::Organization => None,
             KeyListScope::OwnedBy(user) => Some(user),
         };
         let count: i64 = {
             let mut conn = self.db.conn().await?;
-            let mut q = api_keys::table.filter(api_keys::organization_id.eq(org.0)).count().into_boxed();
+            let mut q = api_keys::table
+                .filter(api_keys::organization_id.eq(org.0))
+                .count()
+                .into_boxed();
             if let Some(owner) = owner {
                 q = q.filter(api_keys::owner_id.eq(owner.0));
             }
             q.get_result(&mut conn).await.map_err(db_error)?
         };
         let results = self.load_keys(org, None, owner, page).await?;
-        Ok(Page { count: u64::try_from(count).unwrap_or(0), results })
+        Ok(Page {
+            count: u64::try_from(count).unwrap_or(0),
+            results,
+        })
     }
 
     async fn get_key(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey, RepoError> {
-        self.load_keys(org, Some(id), None, PageRequest { offset: 0, limit: 1 })
-            .await?
-            .into_iter()
-            .next()
-            .ok_or(RepoError::NotFound)
+        self.load_keys(
+            org,
+            Some(id),
+            None,
+            PageRequest {
+                offset: 0,
+                limit: 1,
+            },
+        )
+        .await?
+        .into_iter()
+        .next()
+        .ok_or(RepoError::NotFound)
     }
 
-    async fn update_key(&self, org: OrgId, id: ApiKeyId, changes: &KeyChanges) -> Result<ApiKey, RepoError> {
+    async fn update_key(
+        &self,
+        org: OrgId,
+        id: ApiKeyId,
+        changes: &KeyChanges,
+    ) -> Result<ApiKey, RepoError> {
         {
             let mut conn = self.db.conn().await?;
             let row_changes = KeyRowChanges {
@@ -230,7 +279,11 @@ impl KeyRepository for PgKeyRepository {
                 updated_at: OffsetDateTime::now_utc(),
             };
             let updated = diesel::update(
-                api_keys::table.filter(api_keys::id.eq(id.0).and(api_keys::organization_id.eq(org.0))),
+                api_keys::table.filter(
+                    api_keys::id
+                        .eq(id.0)
+                        .and(api_keys::organization_id.eq(org.0)),
+                ),
             )
             .set(&row_changes)
             .execute(&mut conn)
@@ -245,15 +298,27 @@ impl KeyRepository for PgKeyRepository {
 
     async fn delete_key(&self, org: OrgId, id: ApiKeyId) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        let deleted =
-            diesel::delete(api_keys::table.filter(api_keys::id.eq(id.0).and(api_keys::organization_id.eq(org.0))))
-                .execute(&mut conn)
-                .await
-                .map_err(db_error)?;
-        if deleted == 0 { Err(RepoError::NotFound) } else { Ok(()) }
+        let deleted = diesel::delete(
+            api_keys::table.filter(
+                api_keys::id
+                    .eq(id.0)
+                    .and(api_keys::organization_id.eq(org.0)),
+            ),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        if deleted == 0 {
+            Err(RepoError::NotFound)
+        } else {
+            Ok(())
+        }
     }
 
-    async fn record_key_usage(&self, batch: &[(ApiKeyId, OffsetDateTime)]) -> Result<(), RepoError> {
+    async fn record_key_usage(
+        &self,
+        batch: &[(ApiKeyId, OffsetDateTime)],
+    ) -> Result<(), RepoError> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -295,20 +360,33 @@ impl KeyRepository for PgKeyRepository {
         Ok(id)
     }
 
-    async fn find_cli_token_credential(&self, hash: &SecretHash) -> Result<Option<CliTokenCredential>, RepoError> {
+    async fn find_cli_token_credential(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<CliTokenCredential>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Option<((Uuid, Uuid, Option<OffsetDateTime>, Option<OffsetDateTime>), UserRow)> = cli_tokens::table
+        let found: Option<(
+            (Uuid, Uuid, Option<OffsetDateTime>, Option<OffsetDateTime>),
+            UserRow,
+        )> = cli_tokens::table
             .inner_join(users::table)
             .filter(cli_tokens::token_hash.eq(hash.as_bytes()))
             .select((
-                (cli_tokens::id, cli_tokens::organization_id, cli_tokens::expires_at, cli_tokens::revoked_at),
+                (
+                    cli_tokens::id,
+                    cli_tokens::organization_id,
+                    cli_tokens::expires_at,
+                    cli_tokens::revoked_at,
+                ),
                 UserRow::as_select(),
             ))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db_error)?;
-        let Some(((id, org, expires_at, revoked_at), user)) = found else { return Ok(None) };
+        let Some(((id, org, expires_at, revoked_at), user)) = found else {
+            return Ok(None);
+        };
         Ok(Some(CliTokenCredential {
             id: CliTokenId(id),
             org_id: OrgId(org),
@@ -320,11 +398,15 @@ impl KeyRepository for PgKeyRepository {
 
     async fn revoke_cli_token(&self, id: CliTokenId) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        diesel::update(cli_tokens::table.find(id.0).filter(cli_tokens::revoked_at.is_null()))
-            .set(cli_tokens::revoked_at.eq(OffsetDateTime::now_utc()))
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
+        diesel::update(
+            cli_tokens::table
+                .find(id.0)
+                .filter(cli_tokens::revoked_at.is_null()),
+        )
+        .set(cli_tokens::revoked_at.eq(OffsetDateTime::now_utc()))
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
         Ok(())
     }
 }

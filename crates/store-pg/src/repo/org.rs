@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use teamcomm_kernel::{OrgId, RepoError, TeamId, UserId};
-use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, Team, User, UserPatch};
+use teamcomm_org::{
+    NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, Team, User, UserPatch,
+};
 use time::OffsetDateTime;
 
 use crate::Database;
@@ -63,7 +65,11 @@ impl OrgRepository for PgOrgRepository {
         row.try_into()
     }
 
-    async fn update_organization(&self, id: OrgId, patch: &OrganizationPatch) -> Result<Organization, RepoError> {
+    async fn update_organization(
+        &self,
+        id: OrgId,
+        patch: &OrganizationPatch,
+    ) -> Result<Organization, RepoError> {
         let mut conn = self.db.conn().await?;
         let changes = OrgChanges {
             name: patch.name.as_deref(),
@@ -95,8 +101,12 @@ impl OrgRepository for PgOrgRepository {
 
     async fn is_empty(&self) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await?;
-        let any: Option<uuid::Uuid> =
-            organizations::table.select(organizations::id).first(&mut conn).await.optional().map_err(db_error)?;
+        let any: Option<uuid::Uuid> = organizations::table
+            .select(organizations::id)
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
         Ok(any.is_none())
     }
 
@@ -137,8 +147,12 @@ impl OrgRepository for PgOrgRepository {
 
     async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
         let mut conn = self.db.conn().await?;
-        let row: UserRow =
-            users::table.find(id.0).select(UserRow::as_select()).first(&mut conn).await.map_err(db_error)?;
+        let row: UserRow = users::table
+            .find(id.0)
+            .select(UserRow::as_select())
+            .first(&mut conn)
+            .await
+            .map_err(db_error)?;
         row.try_into()
     }
 
@@ -153,26 +167,49 @@ impl OrgRepository for PgOrgRepository {
         row.try_into()
     }
 
-    async fn create_team(&self, org: OrgId, name: &str, members: &[UserId]) -> Result<Team, RepoError> {
+    async fn create_team(
+        &self,
+        org: OrgId,
+        name: &str,
+        members: &[UserId],
+    ) -> Result<Team, RepoError> {
         let mut conn = self.db.conn().await?;
         let name = name.to_owned();
         let members: Vec<uuid::Uuid> = members.iter().map(|m| m.0).collect();
         let row: TeamRow = conn
             .transaction(async move |conn| {
                 let team: TeamRow = diesel::insert_into(teams::table)
-                    .values((teams::id.eq(TeamId::new().0), teams::organization_id.eq(org.0), teams::name.eq(&name)))
+                    .values((
+                        teams::id.eq(TeamId::new().0),
+                        teams::organization_id.eq(org.0),
+                        teams::name.eq(&name),
+                    ))
                     .returning(TeamRow::as_returning())
                     .get_result(conn)
                     .await?;
                 // Only people of the same organization can join.
                 let in_org: Vec<uuid::Uuid> = users::table
-                    .filter(users::id.eq_any(&members).and(users::organization_id.eq(org.0)))
+                    .filter(
+                        users::id
+                            .eq_any(&members)
+                            .and(users::organization_id.eq(org.0)),
+                    )
                     .select(users::id)
                     .load(conn)
                     .await?;
-                let rows: Vec<_> =
-                    in_org.iter().map(|u| (team_members::team_id.eq(team.id), team_members::user_id.eq(*u))).collect();
-                diesel::insert_into(team_members::table).values(&rows).execute(conn).await?;
+                let rows: Vec<_> = in_org
+                    .iter()
+                    .map(|u| {
+                        (
+                            team_members::team_id.eq(team.id),
+                            team_members::user_id.eq(*u),
+                        )
+                    })
+                    .collect();
+                diesel::insert_into(team_members::table)
+                    .values(&rows)
+                    .execute(conn)
+                    .await?;
                 Ok::<_, diesel::result::Error>(team)
             })
             .await

@@ -1,0 +1,48 @@
+# teamcomm — the two commands are `make run` and `make test`.
+SHELL := /bin/bash
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/teamcomm-target
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+
+DOMAIN_CRATES := teamcomm-kernel teamcomm-org teamcomm-keys
+FORBIDDEN_IN_DOMAIN := actix-web diesel diesel-async reqwest
+
+.PHONY: run test lint fmt clippy deny boundaries openapi bench build
+
+## Build and start the server with a demo organization (prints its admin API key once).
+run:
+	cargo build -p teamcomm-api --bin teamcomm
+	$(CARGO_TARGET_DIR)/debug/teamcomm serve --demo --local-pg-dir .data/postgres
+
+build:
+	cargo build --workspace --all-targets
+
+## Unit and integration tests against real PostgreSQL.
+test:
+	cargo nextest run --workspace --no-fail-fast
+
+lint: fmt clippy deny
+
+fmt:
+	cargo fmt --all -- --check
+
+clippy:
+	cargo clippy --workspace --all-targets -- -D warnings
+
+deny:
+	cargo deny check bans licenses sources
+
+## Domain crates must not depend on actix-web, diesel or reqwest (not even transitively).
+boundaries:
+	@fail=0; for c in $(DOMAIN_CRATES); do for d in $(FORBIDDEN_IN_DOMAIN); do \
+	  out=$$(cargo tree -p $$c -e normal -i $$d 2>/dev/null); \
+	  if [ -n "$$out" ]; then echo "boundary violation: $$c depends on $$d"; echo "$$out"; fail=1; fi; \
+	done; done; \
+	if [ $$fail -ne 0 ]; then exit 1; fi; echo "boundaries ok: $(DOMAIN_CRATES) are free of $(FORBIDDEN_IN_DOMAIN)"
+
+## Regenerate docs/openapi.json from the routes.
+openapi:
+	UPDATE_OPENAPI=1 cargo nextest run -p teamcomm-tests -E 'test(openapi_document_is_served)'
+
+## Throughput of GET /v1/me/ against the stack's floor (one indexed read); see scripts/bench.sh.
+bench:
+	bash scripts/bench.sh
