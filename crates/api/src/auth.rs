@@ -177,3 +177,40 @@ impl FromRequest for Operator {
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_plan_cli_allow_list_matches_the_spec() {
+        let allowed = [
+            (Method::POST, "/v1/agent-reports/"),
+            (Method::POST, "/v1/send-email/"),
+            (Method::GET, "/v1/agent-messages/"),
+            (Method::POST, "/v1/agent-messages/"),
+            (Method::POST, "/v1/agent-messages/read/"),
+            (Method::GET, "/v1/agent/health/"),
+            (Method::GET, "/v1/agent/register/challenge/"),
+            (Method::POST, "/v1/agent/register/"),
+            (Method::POST, "/v1/agent/claim/abc/"),
+            (Method::GET, "/v1/me/"),
+            (Method::GET, "/v1/organization/"),
+            (Method::GET, "/v1/cli/status/"),
+        ];
+        for (m, p) in &allowed {
+            assert!(free_plan_cli_allows(m, p), "{m} {p} should be allowed");
+        }
+        let refused = [
+            (Method::GET, "/v1/users/"),
+            (Method::GET, "/v1/kudos/"),
+            (Method::POST, "/v1/send-message/"),
+            (Method::GET, "/v1/agent-reports/"),
+            (Method::DELETE, "/v1/me/"),
+            (Method::POST, "/v1/cli/updates/"),
+        ];
+        for (m, p) in &refused {
+            assert!(!free_plan_cli_allows(m, p), "{m} {p} should be refused");
+        }
+    }
+}

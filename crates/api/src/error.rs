@@ -187,3 +187,49 @@ pub fn path_config() -> web::PathConfig {
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default().error_handler(query_error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::body::to_bytes;
+
+    #[actix_web::test]
+    async fn throttled_carries_retry_after_and_the_envelope() {
+        let e = Error::new(
+            ErrorCode::Throttled,
+            "Request was throttled. Expected available in 30 seconds.",
+        )
+        .with_extra("retry_after", 30);
+        let res = error_response(&e);
+        assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(res.headers().get(header::RETRY_AFTER).unwrap(), "30");
+        let body: Value =
+            serde_json::from_slice(&to_bytes(res.into_body()).await.unwrap()).unwrap();
+        assert_eq!(body["code"], "throttled");
+        assert_eq!(body["extra"]["retry_after"], 30);
+        assert!(body.get("errors").is_none() && body.get("upgrade_url").is_none());
+    }
+
+    #[actix_web::test]
+    async fn internal_errors_never_show_their_cause() {
+        let res = error_response(&teamcomm_kernel::internal(
+            "connection string postgres://secret@db",
+        ));
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = to_bytes(res.into_body()).await.unwrap();
+        let text = String::from_utf8_lossy(&body);
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains("internal_error"));
+    }
+
+    #[test]
+    fn every_bare_status_maps_to_a_catalogued_code() {
+        for s in [
+            400u16, 401, 403, 404, 405, 406, 413, 415, 429, 500, 502, 503,
+        ] {
+            let e = envelope_for_status(StatusCode::from_u16(s).unwrap());
+            assert_eq!(e.status(), s);
+            assert!(ErrorCode::from_wire(e.code().as_str()).is_some());
+        }
+    }
+}
