@@ -3,6 +3,7 @@
 mod admin;
 mod api_keys;
 mod auth;
+mod cli;
 mod envelope;
 mod me;
 mod openapi;

@@ -6,10 +6,10 @@ use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::http::Method;
-use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::Principal;
+use teamcomm_keys::{Principal, RateLimiter, RateScope};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
@@ -64,14 +64,11 @@ impl FromRequest for Caller {
         let state = state(req);
         let api_key = header(req, "x-api-key");
         let authz = authorization(req);
-        let method = req.method().clone();
-        let path = req.path().to_owned();
+        let req = req.clone();
         Box::pin(async move {
-            if let Some(key) = api_key {
-                return Ok(Caller(state.keys.authenticate_api_key(&key).await?));
-            }
-            match authz {
-                Some((scheme, token)) if scheme == "bearer" => {
+            let principal = match (api_key, authz) {
+                (Some(key), _) => state.keys.authenticate_api_key(&key).await?,
+                (None, Some((scheme, token))) if scheme == "bearer" => {
                     if token.is_empty() {
                         return Err(Error::new(
                             ErrorCode::CredentialMalformed,
@@ -80,20 +77,66 @@ impl FromRequest for Caller {
                         .into());
                     }
                     let principal = state.keys.authenticate_cli_token(&token).await?;
-                    if principal.org.plan == PlanTier::Free && !free_plan_cli_allows(&method, &path)
-                    {
-                        return Err(Error::new(
-                            ErrorCode::PlanUpgradeRequired,
-                            "This endpoint is not available on the free plan. Upgrade your plan to use it from the CLI.",
-                        )
-                        .with_upgrade_url(format!("{}/billing/plans", state.settings.app_url))
-                        .into());
-                    }
-                    Ok(Caller(principal))
+                    check_cli_access(&state, &principal, req.method(), req.path())?;
+                    principal
                 }
-                _ => Err(credential_absent().into()),
-            }
+                _ => return Err(credential_absent().into()),
+            };
+            let enterprise = principal.org.plan == PlanTier::Enterprise;
+            throttle(&state, &req, &principal.credential_key(), enterprise).await?;
+            Ok(Caller(principal))
         })
+    }
+}
+
+/// What a CLI session may not do: free-plan organizations reach only an allow-list, and the
+/// directory is read-only to CLI sessions (spec "Authentication method matrix").
+fn check_cli_access(
+    state: &AppState,
+    principal: &Principal,
+    method: &Method,
+    path: &str,
+) -> Result<(), Error> {
+    if principal.org.plan == PlanTier::Free && !free_plan_cli_allows(method, path) {
+        return Err(Error::new(
+            ErrorCode::PlanUpgradeRequired,
+            "This endpoint is not available on the free plan. Upgrade your plan to use it from the CLI.",
+        )
+        .with_upgrade_url(format!("{}/billing/plans", state.settings.app_url)));
+    }
+    let read_only = ["/v1/organization/", "/v1/users/", "/v1/teams/"]
+        .iter()
+        .any(|p| path.starts_with(p));
+    if read_only && method != Method::GET && method != Method::HEAD {
+        return Err(Error::new(
+            ErrorCode::InsufficientScope,
+            "CLI sessions can only read this endpoint; use an API key to change it.",
+        )
+        .with_extra("required_scope", "api_key"));
+    }
+    Ok(())
+}
+
+/// Spends one request of the credential's budget for the request's scope; the decision is
+/// kept on the request so the response carries the `RateLimit` headers.
+async fn throttle(
+    state: &AppState,
+    req: &HttpRequest,
+    credential: &str,
+    enterprise: bool,
+) -> Result<(), Error> {
+    let scope = RateScope::for_request(req.method().as_str(), req.path());
+    let per_hour = state.settings.rate_quotas.per_hour(scope, enterprise);
+    let decision = state.limiter.check(credential, scope, per_hour).await;
+    req.extensions_mut().insert(decision);
+    match decision.retry_after_secs {
+        None => Ok(()),
+        Some(after) => Err(Error::new(
+            ErrorCode::Throttled,
+            format!("Request was throttled. Expected available in {after} seconds."),
+        )
+        .with_extra("retry_after", after)
+        .with_extra("scope", scope.as_str())),
     }
 }
 
@@ -121,6 +164,7 @@ impl FromRequest for SessionUser {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let state = state(req);
         let authz = authorization(req);
+        let req = req.clone();
         Box::pin(async move {
             let token = match authz {
                 Some((scheme, token)) if scheme == "jwt" => token,
@@ -139,6 +183,7 @@ impl FromRequest for SessionUser {
                 }
                 Err(e) => return Err(e.into()),
             };
+            throttle(&state, &req, &format!("session:{}", user.id), false).await?;
             Ok(SessionUser(user))
         })
     }

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use teamcomm_keys::{RateQuotas, RateScope};
+
 /// A configuration secret: printable only as `***`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretString(String);
@@ -57,6 +59,8 @@ pub struct Settings {
     pub usage_flush_interval: Duration,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
     pub bench_floor: bool,
+    /// Hourly budgets per credential and scope.
+    pub rate_quotas: RateQuotas,
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/teamcomm";
@@ -79,6 +83,15 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_WORKERS",
     "TEAMCOMM_USAGE_FLUSH_SECS",
     "TEAMCOMM_BENCH_FLOOR",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_MESSAGING",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_EMAIL",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_INVITATIONS",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_WORKFLOW_TRIGGERS",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_AGENT",
+    "TEAMCOMM_RATE_LIMIT_PER_HOUR_AUTH",
+    "TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER",
 ];
 
 /// A configuration problem, phrased for the operator.
@@ -204,6 +217,23 @@ impl Settings {
                 )));
             }
         };
+        let mut rate_quotas = RateQuotas::default();
+        for scope in RateScope::ALL {
+            let name = format!("TEAMCOMM_RATE_LIMIT_PER_HOUR_{}", scope.env_suffix());
+            if let Some(v) = get(&name) {
+                let n = v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    bad(format!(
+                        "{name}={v} must be a whole number of requests per hour, at least 1"
+                    ))
+                })?;
+                rate_quotas.set(scope, n);
+            }
+        }
+        if let Some(v) = get("TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER") {
+            rate_quotas.enterprise_multiplier = v.parse::<u32>().ok().filter(|n| (1..=1000).contains(n)).ok_or_else(|| {
+                bad(format!("TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER={v} must be a whole number from 1 to 1000"))
+            })?;
+        }
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2);
@@ -238,6 +268,7 @@ impl Settings {
                     )));
                 }
             },
+            rate_quotas,
         })
     }
 }
@@ -320,6 +351,8 @@ mod tests {
             ("TEAMCOMM_OPERATOR_TOKEN", "short"),
             ("TEAMCOMM_BASE_URL", "ftp://x"),
             ("DATABASE_URL", "mysql://x/y"),
+            ("TEAMCOMM_RATE_LIMIT_PER_HOUR_READS", "0"),
+            ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
         ] {
             let e = Settings::from_vars(&vars(&[(k, v)]), true);
             assert!(e.is_err(), "{k}={v} accepted");

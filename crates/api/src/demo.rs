@@ -50,7 +50,7 @@ pub async fn seed_if_empty(state: &AppState) -> Result<Option<DemoSeed>, Error> 
         )
         .await?;
     state
-        .orgs
+        .teams
         .create_team(org.id, "Core", &[admin.id, grace.id, alan.id])
         .await?;
     let (_, secret) = state

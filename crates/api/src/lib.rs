@@ -14,6 +14,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod paging;
 pub mod provision;
+pub mod ratelimit;
 pub mod routes;
 pub mod server;
 pub mod state;

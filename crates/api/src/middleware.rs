@@ -3,13 +3,16 @@
 
 use std::panic::AssertUnwindSafe;
 
+use actix_web::HttpMessage;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
 use actix_web::http::Uri;
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use futures_util::FutureExt;
 use teamcomm_kernel::{ErrorCode, INTERNAL_DETAIL};
+use teamcomm_keys::RateDecision;
 
 use crate::error::{envelope_for_status, error_response, is_json};
 
@@ -53,7 +56,16 @@ pub async fn json_safety_net(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let path = req.path().to_owned();
     match AssertUnwindSafe(next.call(req)).catch_unwind().await {
-        Ok(Ok(res)) => {
+        Ok(Ok(mut res)) => {
+            let decision = res.request().extensions().get::<RateDecision>().copied();
+            if let Some(decision) = decision {
+                for (name, value) in crate::ratelimit::headers(&decision) {
+                    if let Ok(value) = HeaderValue::from_str(&value) {
+                        res.headers_mut()
+                            .insert(HeaderName::from_static(name), value);
+                    }
+                }
+            }
             let status = res.status();
             if (status.is_client_error() || status.is_server_error()) && !is_json(res.headers()) {
                 let (req, _) = res.into_parts();

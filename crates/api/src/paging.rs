@@ -166,7 +166,7 @@ pub struct ListEnvelope<T> {
 }
 
 /// Decodes `a=1&b=x%20y` into pairs (`+` is a space, as in forms).
-fn url_pairs(qs: &str) -> Vec<(String, String)> {
+pub(crate) fn url_pairs(qs: &str) -> Vec<(String, String)> {
     qs.split('&')
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -214,6 +214,11 @@ fn encode(s: &str) -> String {
         }
     }
     out
+}
+
+/// The request's query parameters; for a repeated key the last value wins.
+pub fn query_params(req: &HttpRequest) -> std::collections::HashMap<String, String> {
+    url_pairs(req.query_string()).into_iter().collect()
 }
 
 #[cfg(test)]

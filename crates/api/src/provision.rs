@@ -18,6 +18,7 @@ pub struct OrganizationView {
     pub api_access: bool,
     pub plan_beta: bool,
     pub exchange_tokens: bool,
+    pub platform: Option<String>,
     pub created_at: String,
 }
 
@@ -30,6 +31,7 @@ impl From<&Organization> for OrganizationView {
             api_access: o.api_access,
             plan_beta: o.plan_beta,
             exchange_tokens: o.exchange_tokens,
+            platform: o.platform.clone(),
             created_at: iso(o.created_at),
         }
     }

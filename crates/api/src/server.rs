@@ -85,6 +85,7 @@ pub async fn serve(
             loop {
                 tick.tick().await;
                 state.flush_key_usage().await;
+                state.limiter.housekeeping();
             }
         })
     };

@@ -5,13 +5,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
+use teamcomm_forms::TemplateRepository;
 use teamcomm_kernel::{Error, OrgId, SharedClock, SystemClock};
 use teamcomm_keys::{KeyRepository, KeyService, OrgSnapshots, UsageTracker};
-use teamcomm_org::{OrgRepository, Organization};
-use teamcomm_store_pg::{Database, PgKeyRepository, PgOrgRepository};
+use teamcomm_messaging::ChannelRepository;
+use teamcomm_org::{Directory, OrgRepository, Organization, TeamRepository};
+use teamcomm_store_pg::{
+    Database, PgDirectoryRepository, PgKeyRepository, PgOrgRepository, PgTeamRepository,
+};
 
 use crate::config::Settings;
 use crate::jwt::JwtKeys;
+use crate::ratelimit::InProcessRateLimiter;
 
 /// Organization snapshots with a time-to-live: the spec's per-organization eligibility cache.
 /// A plan change made elsewhere reaches existing keys within the TTL; changes made through this
@@ -67,6 +72,11 @@ pub struct AppState {
     pub org_cache: Arc<OrgCache>,
     pub keys: KeyService,
     pub key_repo: Arc<dyn KeyRepository>,
+    pub directory: Directory,
+    pub teams: Arc<dyn TeamRepository>,
+    pub channels: Arc<dyn ChannelRepository>,
+    pub templates: Arc<dyn TemplateRepository>,
+    pub limiter: Arc<InProcessRateLimiter>,
     pub jwt: JwtKeys,
     pub settings: Arc<Settings>,
 }
@@ -77,12 +87,21 @@ impl AppState {
         let clock: SharedClock = Arc::new(SystemClock);
         let orgs: Arc<dyn OrgRepository> = Arc::new(PgOrgRepository::new(db.clone()));
         let key_repo: Arc<dyn KeyRepository> = Arc::new(PgKeyRepository::new(db.clone()));
+        let teams: Arc<dyn TeamRepository> = Arc::new(PgTeamRepository::new(db.clone()));
+        let directory_repo = Arc::new(PgDirectoryRepository::new(db.clone()));
         let org_cache = Arc::new(OrgCache::new(orgs.clone(), settings.plan_cache_ttl));
         let keys = KeyService::new(
             key_repo.clone(),
             orgs.clone(),
             org_cache.clone(),
             Arc::new(UsageTracker::default()),
+            clock.clone(),
+        );
+        let directory = Directory::new(
+            orgs.clone(),
+            teams.clone(),
+            directory_repo.clone(),
+            directory_repo.clone(),
             clock,
         );
         let jwt = JwtKeys::new(
@@ -96,6 +115,11 @@ impl AppState {
             org_cache,
             keys,
             key_repo,
+            directory,
+            teams,
+            channels: directory_repo.clone(),
+            templates: directory_repo,
+            limiter: Arc::new(InProcessRateLimiter::default()),
             jwt,
             settings: Arc::new(settings),
         }

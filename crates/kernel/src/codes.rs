@@ -223,6 +223,12 @@ catalogue! {
     InternalError => ("internal_error", 500),
     /// A dependency (the database) does not answer; retry later.
     ServiceUnavailable => ("service_unavailable", 503),
+
+    // --- directory (added with the directory endpoints) ---
+    /// A mood score outside 1..5.
+    InvalidScore => ("invalid_score", 400),
+    /// The person already recorded a mood score for that day.
+    MotivationScoreAlreadyCompleted => ("motivation_score_already_completed", 409),
 }
 
 impl std::fmt::Display for ErrorCode {

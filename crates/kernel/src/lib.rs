@@ -3,6 +3,7 @@
 mod clock;
 mod codes;
 mod error;
+pub mod filters;
 mod ids;
 mod paging;
 

@@ -2,12 +2,14 @@
 //! the authenticated [`Principal`] every request carries. Storage and the organization cache are
 //! ports ([`KeyRepository`], [`OrgSnapshots`]).
 
+mod limits;
 mod model;
 mod ports;
 mod secret;
 mod service;
 mod usage;
 
+pub use limits::{RateDecision, RateLimiter, RateQuotas, RateScope};
 pub use model::{
     ApiKey, CliTokenCredential, CredentialKind, KeyCredential, PersonRef, Principal, Scope,
 };

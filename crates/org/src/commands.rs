@@ -15,6 +15,7 @@ pub struct NewOrganization {
     pub api_access: bool,
     pub plan_beta: bool,
     pub exchange_tokens: bool,
+    pub platform: Option<String>,
 }
 
 impl NewOrganization {
@@ -33,7 +34,14 @@ impl NewOrganization {
             api_access: api_access.unwrap_or(plan.default_api_access()),
             plan_beta: plan_beta.unwrap_or(false),
             exchange_tokens: exchange_tokens.unwrap_or(false),
+            platform: None,
         })
+    }
+
+    /// Names the connected chat platform (`slack`, `msteams`, `google_chat`, `discord`…).
+    pub fn with_platform(mut self, platform: Option<&str>) -> Result<Self, Error> {
+        self.platform = platform.map(validate_platform).transpose()?;
+        Ok(self)
     }
 }
 
@@ -45,6 +53,7 @@ pub struct OrganizationPatch {
     pub api_access: Option<bool>,
     pub plan_beta: Option<bool>,
     pub exchange_tokens: Option<bool>,
+    pub platform: Option<String>,
 }
 
 impl OrganizationPatch {
@@ -61,8 +70,30 @@ impl OrganizationPatch {
             api_access,
             plan_beta,
             exchange_tokens,
+            platform: None,
         })
     }
+
+    pub fn with_platform(mut self, platform: Option<&str>) -> Result<Self, Error> {
+        self.platform = platform.map(validate_platform).transpose()?;
+        Ok(self)
+    }
+}
+
+fn validate_platform(p: &str) -> Result<String, Error> {
+    let p = p.trim().to_ascii_lowercase();
+    if p.is_empty()
+        || p.len() > 40
+        || !p
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(Error::invalid_field(
+            "platform",
+            "Name the chat platform, e.g. slack, msteams, google_chat.",
+        ));
+    }
+    Ok(p)
 }
 
 /// A new person, validated.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, ErrorCode, OrgId, TeamId, UserId};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 
 /// The commercial plan of an organization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -82,6 +82,8 @@ pub struct Organization {
     pub plan_beta: bool,
     pub exchange_tokens: bool,
     pub timezone: String,
+    /// The connected chat platform (`slack`, `msteams`, `google_chat`, `discord`, `matrix`…).
+    pub platform: Option<String>,
     pub created_at: OffsetDateTime,
 }
 
@@ -115,6 +117,12 @@ pub struct User {
     pub role: Role,
     pub is_active: bool,
     pub timezone: String,
+    pub occupation: String,
+    pub image: Option<String>,
+    /// Birthday as `MM-DD` (no year: ages are nobody's business).
+    pub birth_date: Option<String>,
+    /// The day the person joined the company; its yearly return is the work anniversary.
+    pub work_anniversary: Option<Date>,
     pub created_at: OffsetDateTime,
 }
 
@@ -139,5 +147,43 @@ pub struct Team {
     pub id: TeamId,
     pub org_id: OrgId,
     pub name: String,
+    /// False once archived.
+    pub active: bool,
+    pub is_default: bool,
+    pub members_count: u64,
     pub created_at: OffsetDateTime,
+}
+
+/// A person's role inside one team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeamRole {
+    Member,
+    Manager,
+}
+
+impl TeamRole {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TeamRole::Member => "member",
+            TeamRole::Manager => "manager",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "member" => Some(TeamRole::Member),
+            "manager" => Some(TeamRole::Manager),
+            _ => None,
+        }
+    }
+}
+
+/// A membership: who is in a team, and as what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamMember {
+    pub team_id: TeamId,
+    pub user: User,
+    pub role: TeamRole,
+    pub joined_at: OffsetDateTime,
 }

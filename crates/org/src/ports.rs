@@ -1,12 +1,18 @@
-//! What the organization domain needs from storage.
+//! What the organization domain needs from storage. Every read that a tenant can trigger takes
+//! the `OrgId` and answers `RepoError::NotFound` for rows of other organizations.
 
 use async_trait::async_trait;
-use teamcomm_kernel::{OrgId, RepoError, UserId};
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
+use time::Date;
+use uuid::Uuid;
 
-use crate::{NewOrganization, NewUser, Organization, OrganizationPatch, Team, User, UserPatch};
+use crate::{
+    Invitation, MoodEntry, NewInvitation, NewOrganization, NewUser, Organization,
+    OrganizationPatch, ProfilePatch, Team, TeamFilter, TeamMember, TeamRole, User, UserFilter,
+    UserPatch,
+};
 
-/// Organizations and their people. Every read that a tenant can trigger takes the `OrgId` and
-/// answers `RepoError::NotFound` for rows of other organizations.
+/// Organizations and their people.
 #[async_trait]
 pub trait OrgRepository: Send + Sync + 'static {
     async fn create_organization(&self, new: &NewOrganization) -> Result<Organization, RepoError>;
@@ -27,11 +33,125 @@ pub trait OrgRepository: Send + Sync + 'static {
     async fn find_user(&self, id: UserId) -> Result<User, RepoError>;
     /// A person of `org`.
     async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError>;
+    /// People of `org`, by name.
+    async fn list_users(
+        &self,
+        org: OrgId,
+        filter: &UserFilter,
+        page: PageRequest,
+    ) -> Result<Page<User>, RepoError>;
+    /// People of `org` with these (lower-case) e-mails.
+    async fn find_users_by_email(
+        &self,
+        org: OrgId,
+        emails: &[String],
+    ) -> Result<Vec<User>, RepoError>;
+    async fn update_profile(
+        &self,
+        org: OrgId,
+        id: UserId,
+        patch: &ProfilePatch,
+    ) -> Result<User, RepoError>;
+    /// People of `org` with a birthday or a work anniversary on file.
+    async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError>;
+}
 
+/// Teams and memberships.
+#[async_trait]
+pub trait TeamRepository: Send + Sync + 'static {
+    /// Creates a team; members outside `org` are ignored.
     async fn create_team(
         &self,
         org: OrgId,
         name: &str,
         members: &[UserId],
     ) -> Result<Team, RepoError>;
+    async fn update_team(
+        &self,
+        org: OrgId,
+        id: TeamId,
+        name: Option<&str>,
+        active: Option<bool>,
+    ) -> Result<Team, RepoError>;
+    async fn get_team(&self, org: OrgId, id: TeamId) -> Result<Team, RepoError>;
+    async fn list_teams(
+        &self,
+        org: OrgId,
+        filter: &TeamFilter,
+        page: PageRequest,
+    ) -> Result<Page<Team>, RepoError>;
+    async fn is_member(&self, team: TeamId, user: UserId) -> Result<bool, RepoError>;
+    async fn list_members(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        page: PageRequest,
+    ) -> Result<Page<TeamMember>, RepoError>;
+    async fn get_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+    ) -> Result<TeamMember, RepoError>;
+    /// Adds or updates a membership; the flag is true when it was added.
+    async fn put_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        role: Option<TeamRole>,
+    ) -> Result<(TeamMember, bool), RepoError>;
+    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError>;
+}
+
+/// Which pending invitations a listing covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvitationKind {
+    Members,
+    Guests,
+    All,
+}
+
+/// Pending invitations.
+#[async_trait]
+pub trait InvitationRepository: Send + Sync + 'static {
+    /// Creates the invitation, or resends the pending one for the same identifier (merging
+    /// teams); the flag is true when it was created.
+    async fn upsert_invitation(
+        &self,
+        org: OrgId,
+        new: &NewInvitation,
+    ) -> Result<(Invitation, bool), RepoError>;
+    async fn list_invitations(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        page: PageRequest,
+    ) -> Result<Page<Invitation>, RepoError>;
+    async fn get_invitation(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        id: Uuid,
+    ) -> Result<Invitation, RepoError>;
+    async fn delete_invitation(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        id: Uuid,
+    ) -> Result<(), RepoError>;
+}
+
+/// Mood scores.
+#[async_trait]
+pub trait MoodRepository: Send + Sync + 'static {
+    /// `RepoError::Conflict` when the person already has a score for that day.
+    async fn insert_mood(
+        &self,
+        org: OrgId,
+        user: UserId,
+        date: Date,
+        score: i16,
+    ) -> Result<MoodEntry, RepoError>;
+    async fn get_mood(&self, user: UserId, date: Date) -> Result<Option<MoodEntry>, RepoError>;
 }

@@ -11,4 +11,4 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations,
     split_database,
 };
-pub use repo::{PgKeyRepository, PgOrgRepository};
+pub use repo::{PgDirectoryRepository, PgKeyRepository, PgOrgRepository, PgTeamRepository};

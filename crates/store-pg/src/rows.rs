@@ -4,7 +4,7 @@
 use diesel::prelude::*;
 use teamcomm_kernel::{OrgId, RepoError, TeamId, UserId};
 use teamcomm_org::{Organization, PlanTier, Role, Team, User};
-use time::OffsetDateTime;
+use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::schema::{organizations, teams, users};
@@ -19,6 +19,7 @@ pub(crate) struct OrgRow {
     pub plan_beta: bool,
     pub exchange_tokens: bool,
     pub timezone: String,
+    pub platform: Option<String>,
     pub created_at: OffsetDateTime,
 }
 
@@ -34,6 +35,7 @@ impl TryFrom<OrgRow> for Organization {
             plan_beta: r.plan_beta,
             exchange_tokens: r.exchange_tokens,
             timezone: r.timezone,
+            platform: r.platform,
             created_at: r.created_at,
         })
     }
@@ -50,6 +52,10 @@ pub(crate) struct UserRow {
     pub role: String,
     pub is_active: bool,
     pub timezone: String,
+    pub occupation: String,
+    pub image: Option<String>,
+    pub birth_date: Option<String>,
+    pub work_anniversary: Option<Date>,
     pub created_at: OffsetDateTime,
 }
 
@@ -66,6 +72,10 @@ impl TryFrom<UserRow> for User {
                 .ok_or_else(|| RepoError::Other(format!("unknown role {}", r.role)))?,
             is_active: r.is_active,
             timezone: r.timezone,
+            occupation: r.occupation,
+            image: r.image,
+            birth_date: r.birth_date,
+            work_anniversary: r.work_anniversary,
             created_at: r.created_at,
         })
     }
@@ -77,16 +87,21 @@ pub(crate) struct TeamRow {
     pub id: Uuid,
     pub organization_id: Uuid,
     pub name: String,
+    pub active: bool,
+    pub is_default: bool,
     pub created_at: OffsetDateTime,
 }
 
-impl From<TeamRow> for Team {
-    fn from(r: TeamRow) -> Self {
+impl TeamRow {
+    pub fn into_team(self, members_count: i64) -> Team {
         Team {
-            id: TeamId(r.id),
-            org_id: OrgId(r.organization_id),
-            name: r.name,
-            created_at: r.created_at,
+            id: TeamId(self.id),
+            org_id: OrgId(self.organization_id),
+            name: self.name,
+            active: self.active,
+            is_default: self.is_default,
+            members_count: u64::try_from(members_count).unwrap_or(0),
+            created_at: self.created_at,
         }
     }
 }

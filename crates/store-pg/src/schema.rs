@@ -12,6 +12,8 @@ diesel::table! {
         timezone -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        platform -> Nullable<Text>,
+        user_count -> Int8,
     }
 }
 
@@ -27,6 +29,10 @@ diesel::table! {
         timezone -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        occupation -> Text,
+        image -> Nullable<Text>,
+        birth_date -> Nullable<Text>,
+        work_anniversary -> Nullable<Date>,
     }
 }
 
@@ -36,6 +42,9 @@ diesel::table! {
         organization_id -> Uuid,
         name -> Text,
         created_at -> Timestamptz,
+        active -> Bool,
+        is_default -> Bool,
+        updated_at -> Timestamptz,
     }
 }
 
@@ -44,6 +53,7 @@ diesel::table! {
         team_id -> Uuid,
         user_id -> Uuid,
         created_at -> Timestamptz,
+        role -> Text,
     }
 }
 
@@ -74,6 +84,58 @@ diesel::table! {
         token_hash -> Bytea,
         expires_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    invitations (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        identifier -> Text,
+        is_email -> Bool,
+        is_guest -> Bool,
+        team_ids -> Array<Uuid>,
+        followup_ids -> Array<Uuid>,
+        invited_by_id -> Nullable<Uuid>,
+        resend_count -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    report_channels (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Text,
+        name -> Text,
+        platform -> Text,
+        channel_type -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    templates (id) {
+        id -> Uuid,
+        organization_id -> Nullable<Uuid>,
+        name -> Text,
+        template_type -> Text,
+        system_default -> Bool,
+        description -> Text,
+        intro_message -> Text,
+        outro_message -> Text,
+        questions -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    mood_entries (user_id, entry_date) {
+        user_id -> Uuid,
+        entry_date -> Date,
+        organization_id -> Uuid,
+        score -> Int2,
         created_at -> Timestamptz,
     }
 }

@@ -14,7 +14,14 @@ use crate::openapi::ErrorBody;
 use crate::provision::{self, CliTokenView, OrganizationView, UserView};
 use crate::state::AppState;
 
-const ORG_FIELDS: &[&str] = &["name", "plan", "api_access", "plan_beta", "exchange_tokens"];
+const ORG_FIELDS: &[&str] = &[
+    "name",
+    "plan",
+    "api_access",
+    "plan_beta",
+    "exchange_tokens",
+    "platform",
+];
 
 fn uuid_path<T: std::str::FromStr>(raw: &str) -> ApiResult<T> {
     raw.parse().map_err(|_| Error::not_found().into())
@@ -31,6 +38,8 @@ pub struct CreateOrganizationBody {
     api_access: Option<bool>,
     plan_beta: Option<bool>,
     exchange_tokens: Option<bool>,
+    /// The connected chat platform (`slack`, `msteams`, `google_chat`, `discord`…).
+    platform: Option<String>,
 }
 
 /// Body of `POST /operator/v1/organizations/{uuid}/users/`.
@@ -64,8 +73,10 @@ pub async fn create_organization(
         b.bool("plan_beta"),
         b.bool("exchange_tokens"),
     );
+    let platform = b.string("platform");
     b.finish()?;
-    let new = NewOrganization::new(&name, &plan, api_access, plan_beta, exchange)?;
+    let new = NewOrganization::new(&name, &plan, api_access, plan_beta, exchange)?
+        .with_platform(platform.as_deref())?;
     Ok(HttpResponse::Created().json(provision::create_organization(&state, new).await?))
 }
 
@@ -91,6 +102,7 @@ pub async fn update_organization(
         b.bool("plan_beta"),
         b.bool("exchange_tokens"),
     );
+    let platform = b.string("platform");
     b.finish()?;
     let patch = OrganizationPatch::new(
         name.as_deref(),
@@ -98,7 +110,8 @@ pub async fn update_organization(
         api_access,
         plan_beta,
         exchange,
-    )?;
+    )?
+    .with_platform(platform.as_deref())?;
     Ok(HttpResponse::Ok().json(provision::update_organization(&state, id, patch).await?))
 }
 
@@ -186,4 +199,51 @@ pub async fn create_cli_token(
 ) -> ApiResult<HttpResponse> {
     let id: UserId = uuid_path(&id)?;
     Ok(HttpResponse::Created().json(provision::create_cli_token(&state, id, None).await?))
+}
+
+/// Body of `POST /operator/v1/organizations/{uuid}/channels/`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct RegisterChannelBody {
+    /// The chat platform's channel id.
+    id: String,
+    name: String,
+    /// Default: the organization's platform, else `slack`.
+    platform: Option<String>,
+    /// `channel` (default), `private_channel`, `group_chat` or `direct_message`.
+    #[schema(rename = "type")]
+    channel_type: Option<String>,
+}
+
+#[utoipa::path(
+    tag = "operator",
+    params(("uuid" = String, Path, description = "Organization")),
+    request_body = RegisterChannelBody,
+    responses((status = 201, description = "Registered (or renamed when the id exists)", body = crate::routes::catalog::ChannelView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("operator" = []))
+)]
+#[post("/operator/v1/organizations/{uuid}/channels/")]
+pub async fn register_channel(
+    _op: Operator,
+    state: web::Data<AppState>,
+    org: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let org: OrgId = uuid_path(&org)?;
+    let mut b = Body::object(body.0, &["id", "name", "platform", "type"])?;
+    let (id, name) = (b.required_string("id"), b.required_string("name"));
+    let (platform, channel_type) = (b.string("platform"), b.string("type"));
+    b.finish()?;
+    let organization = state.orgs.get_organization(org).await?;
+    let platform = platform
+        .or(organization.platform)
+        .unwrap_or_else(|| "slack".to_owned());
+    let new = teamcomm_messaging::NewChannel::new(
+        &id,
+        &name,
+        &platform,
+        channel_type.as_deref().unwrap_or("channel"),
+    )?;
+    let channel = state.channels.upsert_channel(org, &new).await?;
+    Ok(HttpResponse::Created().json(crate::routes::catalog::ChannelView::from(&channel)))
 }

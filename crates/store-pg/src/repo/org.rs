@@ -2,17 +2,18 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
-use teamcomm_kernel::{OrgId, RepoError, TeamId, UserId};
+use diesel_async::RunQueryDsl;
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_org::{
-    NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, Team, User, UserPatch,
+    NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, User,
+    UserFilter, UserPatch,
 };
 use time::OffsetDateTime;
 
 use crate::Database;
 use crate::error::db_error;
-use crate::rows::{OrgRow, TeamRow, UserRow};
-use crate::schema::{organizations, team_members, teams, users};
+use crate::rows::{OrgRow, UserRow};
+use crate::schema::{organizations, users};
 
 /// Postgres implementation of [`OrgRepository`].
 #[derive(Clone)]
@@ -34,6 +35,7 @@ struct OrgChanges<'a> {
     api_access: Option<bool>,
     plan_beta: Option<bool>,
     exchange_tokens: Option<bool>,
+    platform: Option<&'a str>,
     updated_at: OffsetDateTime,
 }
 
@@ -57,6 +59,7 @@ impl OrgRepository for PgOrgRepository {
                 organizations::api_access.eq(new.api_access),
                 organizations::plan_beta.eq(new.plan_beta),
                 organizations::exchange_tokens.eq(new.exchange_tokens),
+                organizations::platform.eq(new.platform.as_deref()),
             ))
             .returning(OrgRow::as_returning())
             .get_result(&mut conn)
@@ -77,6 +80,7 @@ impl OrgRepository for PgOrgRepository {
             api_access: patch.api_access,
             plan_beta: patch.plan_beta,
             exchange_tokens: patch.exchange_tokens,
+            platform: patch.platform.as_deref(),
             updated_at: OffsetDateTime::now_utc(),
         };
         let row: OrgRow = diesel::update(organizations::table.find(id.0))
@@ -167,53 +171,189 @@ impl OrgRepository for PgOrgRepository {
         row.try_into()
     }
 
-    async fn create_team(
+    async fn list_users(
         &self,
         org: OrgId,
-        name: &str,
-        members: &[UserId],
-    ) -> Result<Team, RepoError> {
+        filter: &UserFilter,
+        page: PageRequest,
+    ) -> Result<Page<User>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let name = name.to_owned();
-        let members: Vec<uuid::Uuid> = members.iter().map(|m| m.0).collect();
-        let row: TeamRow = conn
-            .transaction(async move |conn| {
-                let team: TeamRow = diesel::insert_into(teams::table)
-                    .values((
-                        teams::id.eq(TeamId::new().0),
-                        teams::organization_id.eq(org.0),
-                        teams::name.eq(&name),
-                    ))
-                    .returning(TeamRow::as_returning())
-                    .get_result(conn)
-                    .await?;
-                // Only people of the same organization can join.
-                let in_org: Vec<uuid::Uuid> = users::table
-                    .filter(
-                        users::id
-                            .eq_any(&members)
-                            .and(users::organization_id.eq(org.0)),
-                    )
-                    .select(users::id)
-                    .load(conn)
-                    .await?;
-                let rows: Vec<_> = in_org
-                    .iter()
-                    .map(|u| {
-                        (
-                            team_members::team_id.eq(team.id),
-                            team_members::user_id.eq(*u),
-                        )
-                    })
-                    .collect();
-                diesel::insert_into(team_members::table)
-                    .values(&rows)
-                    .execute(conn)
-                    .await?;
-                Ok::<_, diesel::result::Error>(team)
-            })
+        let (limit, offset) = limits(page);
+        if filter.is_unfiltered() {
+            // Fast path: the total is kept on the organization row, read in the same statement.
+            let total = organizations::table
+                .filter(organizations::id.eq(org.0))
+                .select(organizations::user_count)
+                .single_value();
+            let rows: Vec<(UserRow, Option<i64>)> = users::table
+                .filter(users::organization_id.eq(org.0))
+                .order_by((users::first_name, users::last_name, users::id))
+                .select((UserRow::as_select(), total))
+                .limit(limit)
+                .offset(offset)
+                .load(&mut conn)
+                .await
+                .map_err(db_error)?;
+            let count = match <[_]>::first(&rows) {
+                Some((_, Some(total))) => *total,
+                _ => users::table
+                    .filter(users::organization_id.eq(org.0))
+                    .count()
+                    .get_result(&mut conn)
+                    .await
+                    .map_err(db_error)?,
+            };
+            let results = rows
+                .into_iter()
+                .map(|(r, _)| r.try_into())
+                .collect::<Result<_, _>>()?;
+            return Ok(Page {
+                count: u64::try_from(count).unwrap_or(0),
+                results,
+            });
+        }
+        let filtered = || {
+            let mut q = users::table
+                .filter(users::organization_id.eq(org.0))
+                .into_boxed();
+            if let Some(active) = filter.is_active {
+                q = q.filter(users::is_active.eq(active));
+            }
+            if let Some(search) = filter.search.as_deref() {
+                let pattern = like_pattern(search);
+                q =
+                    q.filter(
+                        users::first_name
+                            .ilike(pattern.clone())
+                            .or(users::last_name.ilike(pattern.clone()))
+                            .or(users::email.ilike(pattern.clone()))
+                            .or(concat(users::first_name, concat(" ", users::last_name))
+                                .ilike(pattern)),
+                    );
+            }
+            q
+        };
+        let count: i64 = filtered()
+            .count()
+            .get_result(&mut conn)
             .await
             .map_err(db_error)?;
-        Ok(row.into())
+        let rows: Vec<UserRow> = filtered()
+            .order_by((users::first_name, users::last_name, users::id))
+            .select(UserRow::as_select())
+            .limit(limit)
+            .offset(offset)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let results = rows
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect::<Result<_, _>>()?;
+        Ok(Page {
+            count: u64::try_from(count).unwrap_or(0),
+            results,
+        })
     }
+
+    async fn find_users_by_email(
+        &self,
+        org: OrgId,
+        emails: &[String],
+    ) -> Result<Vec<User>, RepoError> {
+        if emails.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<UserRow> = users::table
+            .filter(
+                users::organization_id
+                    .eq(org.0)
+                    .and(users::email.eq_any(emails)),
+            )
+            .select(UserRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+
+    async fn update_profile(
+        &self,
+        org: OrgId,
+        id: UserId,
+        patch: &ProfilePatch,
+    ) -> Result<User, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let changes = ProfileChanges {
+            first_name: patch.first_name.as_deref(),
+            last_name: patch.last_name.as_deref(),
+            timezone: patch.timezone.as_deref(),
+            occupation: patch.occupation.as_deref(),
+            birth_date: patch.birth_date.as_ref().map(|b| b.as_deref()),
+            work_anniversary: patch.work_anniversary,
+            role: patch.role.map(|r| r.as_str()),
+            is_active: patch.is_active,
+            updated_at: OffsetDateTime::now_utc(),
+        };
+        let row: UserRow = diesel::update(
+            users::table.filter(users::id.eq(id.0).and(users::organization_id.eq(org.0))),
+        )
+        .set(&changes)
+        .returning(UserRow::as_returning())
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
+        row.try_into()
+    }
+
+    async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<UserRow> = users::table
+            .filter(users::organization_id.eq(org.0))
+            .filter(
+                users::birth_date
+                    .is_not_null()
+                    .or(users::work_anniversary.is_not_null()),
+            )
+            .order_by((users::first_name, users::last_name, users::id))
+            .select(UserRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+}
+
+#[derive(AsChangeset)]
+#[diesel(table_name = users)]
+struct ProfileChanges<'a> {
+    first_name: Option<&'a str>,
+    last_name: Option<&'a str>,
+    timezone: Option<&'a str>,
+    occupation: Option<&'a str>,
+    birth_date: Option<Option<&'a str>>,
+    work_anniversary: Option<Option<time::Date>>,
+    role: Option<&'a str>,
+    is_active: Option<bool>,
+    updated_at: OffsetDateTime,
+}
+
+diesel::define_sql_function!(fn concat(a: diesel::sql_types::Text, b: diesel::sql_types::Text) -> diesel::sql_types::Text);
+
+/// `%fragment%` with LIKE's wildcards in the fragment escaped.
+pub(crate) fn like_pattern(fragment: &str) -> String {
+    let escaped = fragment
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+/// Page bounds as SQL integers.
+pub(crate) fn limits(page: PageRequest) -> (i64, i64) {
+    (
+        i64::try_from(page.limit).unwrap_or(i64::MAX),
+        i64::try_from(page.offset).unwrap_or(i64::MAX),
+    )
 }

@@ -1,0 +1,132 @@
+//! The in-process [`RateLimiter`]: one governor (GCRA) keyed limiter per scope and budget,
+//! keyed by credential. Right for a single instance; several instances behind a load balancer
+//! need a shared store implementing the same port (see docs/decisions.md, "Rate limiting").
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter as Governor};
+use teamcomm_keys::{RateDecision, RateLimiter, RateScope};
+
+type Keyed =
+    Governor<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+
+#[derive(Default)]
+pub struct InProcessRateLimiter {
+    limiters: RwLock<HashMap<(RateScope, u32), Arc<Keyed>>>,
+    clock: DefaultClock,
+}
+
+impl InProcessRateLimiter {
+    fn limiter(&self, scope: RateScope, per_hour: u32) -> Arc<Keyed> {
+        if let Some(l) = self
+            .limiters
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(scope, per_hour))
+        {
+            return l.clone();
+        }
+        let mut all = self.limiters.write().unwrap_or_else(|p| p.into_inner());
+        all.entry((scope, per_hour))
+            .or_insert_with(|| {
+                let quota =
+                    Quota::per_hour(NonZeroU32::new(per_hour.max(1)).unwrap_or(NonZeroU32::MIN));
+                Arc::new(Governor::keyed(quota).with_middleware::<StateInformationMiddleware>())
+            })
+            .clone()
+    }
+
+    /// Forgets credentials whose budgets are whole again (bounded memory).
+    pub fn housekeeping(&self) {
+        for l in self
+            .limiters
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            l.retain_recent();
+        }
+    }
+}
+
+#[async_trait]
+impl RateLimiter for InProcessRateLimiter {
+    async fn check(&self, credential: &str, scope: RateScope, per_hour: u32) -> RateDecision {
+        let per_hour = per_hour.max(1);
+        let seconds_per_request = 3600.0 / f64::from(per_hour);
+        match self
+            .limiter(scope, per_hour)
+            .check_key(&credential.to_owned())
+        {
+            Ok(snapshot) => {
+                let remaining = snapshot.remaining_burst_capacity();
+                RateDecision {
+                    scope,
+                    limit: per_hour,
+                    remaining,
+                    reset_secs: (f64::from(per_hour - remaining.min(per_hour))
+                        * seconds_per_request)
+                        .ceil() as u64,
+                    retry_after_secs: None,
+                }
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(self.clock.now());
+                RateDecision {
+                    scope,
+                    limit: per_hour,
+                    remaining: 0,
+                    reset_secs: (f64::from(per_hour) * seconds_per_request).ceil() as u64,
+                    retry_after_secs: Some(wait.as_secs_f64().ceil().max(1.0) as u64),
+                }
+            }
+        }
+    }
+}
+
+/// `RateLimit-Policy` and `RateLimit` headers (IETF httpapi-ratelimit-headers), lower-case
+/// names as HTTP/2 wants them.
+pub fn headers(d: &RateDecision) -> [(&'static str, String); 2] {
+    let name = d.scope.as_str();
+    [
+        (
+            "ratelimit-policy",
+            format!("\"{name}\";q={};w=3600", d.limit),
+        ),
+        (
+            "ratelimit",
+            format!("\"{name}\";r={};t={}", d.remaining, d.reset_secs),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_web::test]
+    async fn budgets_are_per_credential_and_per_scope() {
+        let l = InProcessRateLimiter::default();
+        let first = l.check("key:a", RateScope::Reads, 2).await;
+        assert!(first.allowed());
+        assert_eq!(first.remaining, 1);
+        assert!(l.check("key:a", RateScope::Reads, 2).await.allowed());
+        let refused = l.check("key:a", RateScope::Reads, 2).await;
+        assert!(!refused.allowed());
+        // One request every 1800 s: the next is about half an hour away.
+        let wait = refused.retry_after_secs.unwrap();
+        assert!((1790..=1800).contains(&wait), "{wait}");
+        // Other credential, other scope: untouched.
+        assert!(l.check("key:b", RateScope::Reads, 2).await.allowed());
+        assert!(l.check("key:a", RateScope::Writes, 2).await.allowed());
+        let h = headers(&first);
+        assert_eq!(h[0].1, "\"reads\";q=2;w=3600");
+        assert!(h[1].1.starts_with("\"reads\";r=1;t="));
+    }
+}

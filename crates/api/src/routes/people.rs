@@ -1,0 +1,368 @@
+//! The directory: `GET /v1/organization/`, `/v1/users/` and important dates.
+
+use actix_web::{HttpRequest, HttpResponse, get, patch, web};
+use serde::Serialize;
+use teamcomm_kernel::{Error, UserId, filters};
+use teamcomm_org::{
+    ImportantDate, ProfilePatch, Role, User, UserFilter, parse_date, validate_birth_date,
+    validate_timezone,
+};
+use utoipa::ToSchema;
+
+use crate::auth::Caller;
+use crate::body::{Body, JsonBody, iso};
+use crate::error::ApiResult;
+use crate::openapi::ErrorBody;
+use crate::paging::{Paging, query_params};
+use crate::state::AppState;
+
+/// The caller's organization.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrganizationView {
+    pub id: String,
+    pub uuid: String,
+    pub name: String,
+    pub timezone: String,
+    /// The connected chat platform, when one is.
+    pub platform: Option<String>,
+    pub image: Option<String>,
+    pub created_at: String,
+}
+
+#[utoipa::path(
+    tag = "directory",
+    responses((status = 200, body = OrganizationView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("api_key" = []), ("cli_token" = []))
+)]
+#[get("/v1/organization/")]
+pub async fn get_organization(caller: Caller) -> HttpResponse {
+    let org = &caller.0.org;
+    HttpResponse::Ok().json(OrganizationView {
+        id: org.id.to_string(),
+        uuid: org.id.to_string(),
+        name: org.name.clone(),
+        timezone: org.timezone.clone(),
+        platform: org.platform.clone(),
+        image: None,
+        created_at: iso(org.created_at),
+    })
+}
+
+/// A person of the organization. `email` only with `include_email=true`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView {
+    pub id: String,
+    pub uuid: String,
+    pub full_name: String,
+    pub first_name: String,
+    pub last_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    pub role: String,
+    pub is_active: bool,
+    pub timezone: String,
+    pub occupation: String,
+    pub image: Option<String>,
+    /// `MM-DD`.
+    pub birth_date: Option<String>,
+    /// `YYYY-MM-DD`: when the person joined; its yearly return is the work anniversary.
+    pub work_anniversary: Option<String>,
+}
+
+impl UserView {
+    pub fn new(u: &User, include_email: bool) -> Self {
+        UserView {
+            id: u.id.to_string(),
+            uuid: u.id.to_string(),
+            full_name: u.full_name(),
+            first_name: u.first_name.clone(),
+            last_name: u.last_name.clone(),
+            email: include_email.then(|| u.email.clone()),
+            role: u.role.as_str().to_owned(),
+            is_active: u.is_active,
+            timezone: u.timezone.clone(),
+            occupation: u.occupation.clone(),
+            image: u.image.clone(),
+            birth_date: u.birth_date.clone(),
+            work_anniversary: u.work_anniversary.map(|d| d.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserList {
+    pub count: u64,
+    pub next: Option<String>,
+    pub previous: Option<String>,
+    pub results: Vec<UserView>,
+}
+
+fn user_id(raw: &str) -> ApiResult<UserId> {
+    raw.parse().map_err(|_| Error::not_found().into())
+}
+
+#[utoipa::path(
+    tag = "directory",
+    params(
+        ("search" = Option<String>, Query, description = "Name or e-mail fragment, at most 256 characters"),
+        ("is_active" = Option<bool>, Query, description = "Only active (true) or deactivated (false) people"),
+        ("include_email" = Option<bool>, Query),
+        ("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query),
+        ("limit" = Option<u64>, Query), ("offset" = Option<u64>, Query),
+    ),
+    responses((status = 200, body = UserList), (status = 400, description = "`search_query_too_long`, `invalid_filter_value`", body = ErrorBody), (status = 401, body = ErrorBody)),
+    security(("api_key" = []), ("cli_token" = []))
+)]
+#[get("/v1/users/")]
+pub async fn list_users(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> ApiResult<HttpResponse> {
+    let q = query_params(&req);
+    let filter = UserFilter {
+        search: filters::search(q.get("search").map(String::as_str))?,
+        is_active: filters::flag(q.get("is_active").map(String::as_str), "is_active")?,
+    };
+    let include_email = filters::flag(q.get("include_email").map(String::as_str), "include_email")?
+        .unwrap_or(false);
+    let paging = Paging::from_request(&req)?;
+    let page = state
+        .directory
+        .list_users(caller.user(), &filter, paging.request())
+        .await?;
+    let page = page.map(|u| UserView::new(&u, include_email));
+    Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
+}
+
+#[utoipa::path(
+    tag = "directory",
+    params(("uuid" = String, Path), ("include_email" = Option<bool>, Query)),
+    responses((status = 200, body = UserView), (status = 404, body = ErrorBody)),
+    security(("api_key" = []), ("cli_token" = []))
+)]
+#[get("/v1/users/{uuid}/")]
+pub async fn get_user(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let q = query_params(&req);
+    let include_email = filters::flag(q.get("include_email").map(String::as_str), "include_email")?
+        .unwrap_or(false);
+    let user = state
+        .directory
+        .get_user(caller.user(), user_id(&id)?)
+        .await?;
+    Ok(HttpResponse::Ok().json(UserView::new(&user, include_email)))
+}
+
+/// Body of `PATCH /v1/users/{uuid}/`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct UpdateUserBody {
+    first_name: Option<String>,
+    last_name: Option<String>,
+    /// IANA zone name.
+    timezone: Option<String>,
+    occupation: Option<String>,
+    /// `MM-DD`, or null to clear.
+    birth_date: Option<String>,
+    /// `YYYY-MM-DD`, or null to clear.
+    work_anniversary: Option<String>,
+    /// Admins only.
+    role: Option<String>,
+    /// Admins only.
+    is_active: Option<bool>,
+}
+
+#[utoipa::path(
+    tag = "directory",
+    params(("uuid" = String, Path)),
+    request_body = UpdateUserBody,
+    responses(
+        (status = 200, body = UserView),
+        (status = 400, body = ErrorBody),
+        (status = 403, description = "`org_admin_required` (someone else's profile, or role/activation)", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []))
+)]
+#[patch("/v1/users/{uuid}/")]
+pub async fn update_user(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+    body: JsonBody,
+) -> ApiResult<HttpResponse> {
+    let id = user_id(&id)?;
+    let mut b = Body::object(
+        body.0,
+        &[
+            "first_name",
+            "last_name",
+            "timezone",
+            "occupation",
+            "birth_date",
+            "work_anniversary",
+            "role",
+            "is_active",
+        ],
+    )?;
+    let first_name = b.string("first_name");
+    let last_name = b.string("last_name");
+    let timezone = b.string("timezone");
+    let occupation = b.string("occupation");
+    let birth_present = b.has("birth_date");
+    let birth_date = b.string("birth_date");
+    let anniversary_present = b.has("work_anniversary");
+    let anniversary = b.string("work_anniversary");
+    let role = b.string("role");
+    let is_active = b.bool("is_active");
+    b.finish()?;
+    let patch = ProfilePatch {
+        first_name: first_name.map(|n| bounded("first_name", &n)).transpose()?,
+        last_name: last_name.map(|n| bounded("last_name", &n)).transpose()?,
+        timezone: timezone.map(|t| validate_timezone(&t)).transpose()?,
+        occupation: occupation.map(|o| bounded("occupation", &o)).transpose()?,
+        birth_date: birth_present
+            .then(|| birth_date.map(|d| validate_birth_date(&d)).transpose())
+            .transpose()?,
+        work_anniversary: anniversary_present
+            .then(|| {
+                anniversary
+                    .map(|d| {
+                        parse_date(&d).ok_or_else(|| {
+                            Error::invalid_field("work_anniversary", "Use the format YYYY-MM-DD.")
+                        })
+                    })
+                    .transpose()
+            })
+            .transpose()?,
+        role: role
+            .map(|r| {
+                Role::parse(&r).ok_or_else(|| {
+                    Error::invalid_field("role", "Must be one of: admin, member, guest.")
+                })
+            })
+            .transpose()?,
+        is_active,
+    };
+    let user = state
+        .directory
+        .update_user(caller.user(), id, patch)
+        .await?;
+    Ok(HttpResponse::Ok().json(UserView::new(&user, true)))
+}
+
+fn bounded(field: &str, value: &str) -> Result<String, Error> {
+    let v = value.trim();
+    if v.chars().count() > 150 {
+        return Err(Error::invalid_field(
+            field,
+            "Ensure this field has no more than 150 characters.",
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+/// A birthday or work anniversary at its next occurrence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportantDateView {
+    pub id: String,
+    pub uuid: String,
+    pub user: ImportantDateUser,
+    pub name: String,
+    /// False: the date recurs every year.
+    pub is_specific_date: bool,
+    pub start_date: String,
+    pub end_date: String,
+    /// `birthday` or `work_anniversary`.
+    pub important_date_type: String,
+    pub metadata: serde_json::Value,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportantDateUser {
+    pub uuid: String,
+    pub full_name: String,
+    pub image: Option<String>,
+    pub role: String,
+    pub is_active: bool,
+}
+
+impl From<&ImportantDate> for ImportantDateView {
+    fn from(d: &ImportantDate) -> Self {
+        let day = d.next.to_string();
+        ImportantDateView {
+            id: d.id.to_string(),
+            uuid: d.id.to_string(),
+            user: ImportantDateUser {
+                uuid: d.user.id.to_string(),
+                full_name: d.user.full_name(),
+                image: d.user.image.clone(),
+                role: d.user.role.as_str().to_owned(),
+                is_active: d.user.is_active,
+            },
+            name: d.kind.label().to_owned(),
+            is_specific_date: false,
+            start_date: day.clone(),
+            end_date: day,
+            important_date_type: d.kind.as_str().to_owned(),
+            metadata: match d.years {
+                Some(y) => serde_json::json!({ "years": y }),
+                None => serde_json::json!({}),
+            },
+        }
+    }
+}
+
+#[utoipa::path(
+    tag = "directory",
+    params(("uuid" = Option<String>, Query, description = "Only this person's dates")),
+    responses(
+        (status = 200, description = "Birthdays and work anniversaries, soonest first (a bare list)", body = [ImportantDateView]),
+        (status = 400, description = "`invalid_user_identifier`", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ),
+    security(("api_key" = []), ("cli_token" = []))
+)]
+#[get("/v1/important-date/")]
+pub async fn list_important_dates(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    caller: Caller,
+) -> ApiResult<HttpResponse> {
+    let q = query_params(&req);
+    let of = match q.get("uuid").or_else(|| q.get("user")) {
+        Some(raw) => Some(UserId(
+            filters::user_identifier(Some(raw))?.unwrap_or_default(),
+        )),
+        None => None,
+    };
+    let dates = state.directory.important_dates(caller.user(), of).await?;
+    Ok(HttpResponse::Ok().json(
+        dates
+            .iter()
+            .map(ImportantDateView::from)
+            .collect::<Vec<_>>(),
+    ))
+}
+
+#[utoipa::path(
+    tag = "directory",
+    params(("uuid" = String, Path)),
+    responses((status = 200, body = ImportantDateView), (status = 404, body = ErrorBody)),
+    security(("api_key" = []), ("cli_token" = []))
+)]
+#[get("/v1/important-date/{uuid}/")]
+pub async fn get_important_date(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let id = uuid::Uuid::parse_str(&id).map_err(|_| Error::not_found())?;
+    let date = state.directory.important_date(caller.user(), id).await?;
+    Ok(HttpResponse::Ok().json(ImportantDateView::from(&date)))
+}

@@ -1,0 +1,237 @@
+//! Hourly rate limits per credential and named scope (spec "Rate limiting (general API)").
+//! The rules — which scope a request falls in, what each scope allows — live here; the counting
+//! is a port ([`RateLimiter`]) so an in-process limiter can be swapped for a shared store.
+
+use async_trait::async_trait;
+
+/// The named budgets of the general API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RateScope {
+    /// Every GET not covered by another scope.
+    Reads,
+    /// POST/PATCH/PUT/DELETE that are not agent or messaging calls.
+    Writes,
+    /// Bot messages on chat platforms, opening conversations.
+    Messaging,
+    Email,
+    /// Creating or resending invitations.
+    Invitations,
+    WorkflowTriggers,
+    /// Agent reports, health, messages, e-mail, webhook, registration.
+    Agent,
+    /// One-time-code, OAuth and token exchange.
+    Auth,
+}
+
+impl RateScope {
+    pub const ALL: [RateScope; 8] = [
+        RateScope::Reads,
+        RateScope::Writes,
+        RateScope::Messaging,
+        RateScope::Email,
+        RateScope::Invitations,
+        RateScope::WorkflowTriggers,
+        RateScope::Agent,
+        RateScope::Auth,
+    ];
+
+    /// Name used in `RateLimit-Policy`/`RateLimit` headers and messages.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RateScope::Reads => "reads",
+            RateScope::Writes => "writes",
+            RateScope::Messaging => "messaging",
+            RateScope::Email => "email",
+            RateScope::Invitations => "invitations",
+            RateScope::WorkflowTriggers => "workflow_triggers",
+            RateScope::Agent => "agent",
+            RateScope::Auth => "auth",
+        }
+    }
+
+    /// Suffix of the `TEAMCOMM_RATE_LIMIT_PER_HOUR_<SCOPE>` setting.
+    pub const fn env_suffix(self) -> &'static str {
+        match self {
+            RateScope::Reads => "READS",
+            RateScope::Writes => "WRITES",
+            RateScope::Messaging => "MESSAGING",
+            RateScope::Email => "EMAIL",
+            RateScope::Invitations => "INVITATIONS",
+            RateScope::WorkflowTriggers => "WORKFLOW_TRIGGERS",
+            RateScope::Agent => "AGENT",
+            RateScope::Auth => "AUTH",
+        }
+    }
+
+    /// Requests per hour per credential on standard plans.
+    pub const fn default_per_hour(self) -> u32 {
+        match self {
+            RateScope::Reads => 6_000,
+            RateScope::Writes => 1_200,
+            RateScope::Messaging => 600,
+            RateScope::Email => 120,
+            RateScope::Invitations => 120,
+            RateScope::WorkflowTriggers => 600,
+            RateScope::Agent => 3_600,
+            RateScope::Auth => 30,
+        }
+    }
+
+    /// The scope of a request, from its method and (normalised, trailing-slash) path.
+    pub fn for_request(method: &str, path: &str) -> RateScope {
+        let p = path;
+        if p.starts_with("/v1/send-message/") || p.starts_with("/v1/open-conversation/") {
+            RateScope::Messaging
+        } else if p.starts_with("/v1/send-email/") {
+            RateScope::Email
+        } else if p.starts_with("/v1/agent")
+            || p.starts_with("/v1/agent-reports/")
+            || p.starts_with("/v1/agent-health/")
+            || p.starts_with("/v1/agent-messages/")
+            || p.starts_with("/v1/agent-email/")
+            || p.starts_with("/v1/agent-webhook/")
+        {
+            RateScope::Agent
+        } else if p.starts_with("/v1/cli/auth/")
+            || p.starts_with("/v1/auth/")
+            || p.starts_with("/v1/oauth/")
+        {
+            RateScope::Auth
+        } else if p.starts_with("/v1/workflows/") && p.ends_with("/trigger/") && method == "POST" {
+            RateScope::WorkflowTriggers
+        } else if method == "POST"
+            && (p == "/v1/invite-user/" || (p.starts_with("/v1/teams/") && p.ends_with("/invite/")))
+        {
+            RateScope::Invitations
+        } else if method == "GET" || method == "HEAD" || method == "OPTIONS" {
+            RateScope::Reads
+        } else {
+            RateScope::Writes
+        }
+    }
+}
+
+/// Hourly budgets for every scope, with the multiplier enterprise plans get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateQuotas {
+    per_hour: [u32; 8],
+    pub enterprise_multiplier: u32,
+}
+
+impl Default for RateQuotas {
+    fn default() -> Self {
+        RateQuotas {
+            per_hour: RateScope::ALL.map(RateScope::default_per_hour),
+            enterprise_multiplier: 4,
+        }
+    }
+}
+
+impl RateQuotas {
+    pub fn set(&mut self, scope: RateScope, per_hour: u32) {
+        self.per_hour[scope as usize] = per_hour.max(1);
+    }
+
+    /// The hourly budget of `scope` for a standard or an enterprise organization.
+    pub fn per_hour(&self, scope: RateScope, enterprise: bool) -> u32 {
+        let base = self.per_hour[scope as usize];
+        if enterprise {
+            base.saturating_mul(self.enterprise_multiplier.max(1))
+        } else {
+            base
+        }
+    }
+}
+
+/// The verdict on one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateDecision {
+    pub scope: RateScope,
+    /// The hourly budget.
+    pub limit: u32,
+    /// Requests left right now.
+    pub remaining: u32,
+    /// Seconds until the budget is whole again.
+    pub reset_secs: u64,
+    /// Seconds until a request would pass, when this one is refused.
+    pub retry_after_secs: Option<u64>,
+}
+
+impl RateDecision {
+    pub fn allowed(&self) -> bool {
+        self.retry_after_secs.is_none()
+    }
+}
+
+/// Counts requests per (credential, scope). Implementations must be safe to share across
+/// workers; a multi-instance deployment needs one whose state is shared (see docs).
+#[async_trait]
+pub trait RateLimiter: Send + Sync + 'static {
+    async fn check(&self, credential: &str, scope: RateScope, per_hour: u32) -> RateDecision;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_of_requests() {
+        assert_eq!(
+            RateScope::for_request("GET", "/v1/users/"),
+            RateScope::Reads
+        );
+        assert_eq!(
+            RateScope::for_request("PATCH", "/v1/users/x/"),
+            RateScope::Writes
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/send-message/"),
+            RateScope::Messaging
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/open-conversation/"),
+            RateScope::Messaging
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/send-email/"),
+            RateScope::Email
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/invite-user/"),
+            RateScope::Invitations
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/teams/t/invite/"),
+            RateScope::Invitations
+        );
+        assert_eq!(
+            RateScope::for_request("GET", "/v1/pending-invitations/"),
+            RateScope::Reads
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/workflows/w/trigger/"),
+            RateScope::WorkflowTriggers
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/agent-reports/"),
+            RateScope::Agent
+        );
+        assert_eq!(
+            RateScope::for_request("GET", "/v1/agent/health/"),
+            RateScope::Agent
+        );
+        assert_eq!(
+            RateScope::for_request("POST", "/v1/cli/auth/request-code/"),
+            RateScope::Auth
+        );
+    }
+
+    #[test]
+    fn quotas() {
+        let mut q = RateQuotas::default();
+        q.set(RateScope::Reads, 10);
+        assert_eq!(q.per_hour(RateScope::Reads, false), 10);
+        assert_eq!(q.per_hour(RateScope::Reads, true), 40);
+        assert_eq!(q.per_hour(RateScope::Auth, false), 30);
+    }
+}

@@ -1,0 +1,349 @@
+//! SQL of teams and memberships.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
+use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRepository, TeamRole};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::org::{like_pattern, limits};
+use crate::Database;
+use crate::error::db_error;
+use crate::rows::{TeamRow, UserRow};
+use crate::schema::{team_members, teams, users};
+
+/// Postgres implementation of [`TeamRepository`].
+#[derive(Clone)]
+pub struct PgTeamRepository {
+    db: Database,
+}
+
+impl PgTeamRepository {
+    pub fn new(db: Database) -> Self {
+        PgTeamRepository { db }
+    }
+}
+
+diesel::alias!(team_members as counted: CountedMembers);
+
+fn member_from(
+    (user, role, joined_at): (UserRow, String, OffsetDateTime),
+    team: TeamId,
+) -> Result<TeamMember, RepoError> {
+    Ok(TeamMember {
+        team_id: team,
+        user: user.try_into()?,
+        role: TeamRole::parse(&role).unwrap_or(TeamRole::Member),
+        joined_at,
+    })
+}
+
+impl PgTeamRepository {
+    async fn load_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+    ) -> Result<TeamMember, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let row: (UserRow, String, OffsetDateTime) = team_members::table
+            .inner_join(users::table)
+            .filter(team_members::team_id.eq(team.0))
+            .filter(team_members::user_id.eq(user.0))
+            .filter(users::organization_id.eq(org.0))
+            .select((
+                UserRow::as_select(),
+                team_members::role,
+                team_members::created_at,
+            ))
+            .first(&mut conn)
+            .await
+            .map_err(db_error)?;
+        member_from(row, team)
+    }
+}
+
+#[async_trait]
+impl TeamRepository for PgTeamRepository {
+    async fn create_team(
+        &self,
+        org: OrgId,
+        name: &str,
+        members: &[UserId],
+    ) -> Result<Team, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let name = name.to_owned();
+        let members: Vec<Uuid> = members.iter().map(|m| m.0).collect();
+        let (row, count) = conn
+            .transaction(async move |conn| {
+                let team: TeamRow = diesel::insert_into(teams::table)
+                    .values((
+                        teams::id.eq(TeamId::new().0),
+                        teams::organization_id.eq(org.0),
+                        teams::name.eq(&name),
+                    ))
+                    .returning(TeamRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                // Only people of the same organization can join.
+                let in_org: Vec<Uuid> = users::table
+                    .filter(
+                        users::id
+                            .eq_any(&members)
+                            .and(users::organization_id.eq(org.0)),
+                    )
+                    .select(users::id)
+                    .load(conn)
+                    .await?;
+                let rows: Vec<_> = in_org
+                    .iter()
+                    .map(|u| {
+                        (
+                            team_members::team_id.eq(team.id),
+                            team_members::user_id.eq(*u),
+                        )
+                    })
+                    .collect();
+                let added = diesel::insert_into(team_members::table)
+                    .values(&rows)
+                    .execute(conn)
+                    .await?;
+                Ok::<_, diesel::result::Error>((team, added as i64))
+            })
+            .await
+            .map_err(db_error)?;
+        Ok(row.into_team(count))
+    }
+
+    async fn update_team(
+        &self,
+        org: OrgId,
+        id: TeamId,
+        name: Option<&str>,
+        active: Option<bool>,
+    ) -> Result<Team, RepoError> {
+        {
+            let mut conn = self.db.conn().await?;
+            #[derive(AsChangeset)]
+            #[diesel(table_name = teams)]
+            struct Changes<'a> {
+                name: Option<&'a str>,
+                active: Option<bool>,
+                updated_at: OffsetDateTime,
+            }
+            let n = diesel::update(
+                teams::table.filter(teams::id.eq(id.0).and(teams::organization_id.eq(org.0))),
+            )
+            .set(&Changes {
+                name,
+                active,
+                updated_at: OffsetDateTime::now_utc(),
+            })
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+            if n == 0 {
+                return Err(RepoError::NotFound);
+            }
+        }
+        self.get_team(org, id).await
+    }
+
+    async fn get_team(&self, org: OrgId, id: TeamId) -> Result<Team, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let members = counted
+            .filter(counted.field(team_members::team_id).eq(teams::id))
+            .count()
+            .single_value();
+        let (row, count): (TeamRow, Option<i64>) = teams::table
+            .filter(teams::id.eq(id.0).and(teams::organization_id.eq(org.0)))
+            .select((TeamRow::as_select(), members))
+            .first(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(row.into_team(count.unwrap_or(0)))
+    }
+
+    async fn list_teams(
+        &self,
+        org: OrgId,
+        filter: &TeamFilter,
+        page: PageRequest,
+    ) -> Result<Page<Team>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let filtered = || {
+            let mut q = teams::table
+                .filter(teams::organization_id.eq(org.0))
+                .into_boxed();
+            if !filter.include_archived {
+                q = q.filter(teams::active.eq(true));
+            }
+            if let Some(user) = filter.member_of {
+                q = q.filter(
+                    teams::id.eq_any(
+                        team_members::table
+                            .filter(team_members::user_id.eq(user.0))
+                            .select(team_members::team_id),
+                    ),
+                );
+            }
+            if let Some(search) = filter.search.as_deref() {
+                q = q.filter(teams::name.ilike(like_pattern(search)));
+            }
+            q
+        };
+        let count: i64 = filtered()
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let members = counted
+            .filter(counted.field(team_members::team_id).eq(teams::id))
+            .count()
+            .single_value();
+        let (limit, offset) = limits(page);
+        let rows: Vec<(TeamRow, Option<i64>)> = filtered()
+            .order_by((teams::name, teams::id))
+            .select((TeamRow::as_select(), members))
+            .limit(limit)
+            .offset(offset)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let results = rows
+            .into_iter()
+            .map(|(r, c)| r.into_team(c.unwrap_or(0)))
+            .collect();
+        Ok(Page {
+            count: u64::try_from(count).unwrap_or(0),
+            results,
+        })
+    }
+
+    async fn is_member(&self, team: TeamId, user: UserId) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await?;
+        diesel::select(diesel::dsl::exists(
+            team_members::table.filter(
+                team_members::team_id
+                    .eq(team.0)
+                    .and(team_members::user_id.eq(user.0)),
+            ),
+        ))
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)
+    }
+
+    async fn list_members(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        page: PageRequest,
+    ) -> Result<Page<TeamMember>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let base = || {
+            team_members::table
+                .inner_join(users::table)
+                .filter(team_members::team_id.eq(team.0))
+                .filter(users::organization_id.eq(org.0))
+        };
+        let count: i64 = base()
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let (limit, offset) = limits(page);
+        let rows: Vec<(UserRow, String, OffsetDateTime)> = base()
+            .order_by((users::first_name, users::last_name, users::id))
+            .select((
+                UserRow::as_select(),
+                team_members::role,
+                team_members::created_at,
+            ))
+            .limit(limit)
+            .offset(offset)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let results = rows
+            .into_iter()
+            .map(|r| member_from(r, team))
+            .collect::<Result<_, _>>()?;
+        Ok(Page {
+            count: u64::try_from(count).unwrap_or(0),
+            results,
+        })
+    }
+
+    async fn get_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+    ) -> Result<TeamMember, RepoError> {
+        self.load_member(org, team, user).await
+    }
+
+    async fn put_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        role: Option<TeamRole>,
+    ) -> Result<(TeamMember, bool), RepoError> {
+        let inserted = {
+            let mut conn = self.db.conn().await?;
+            let inserted = diesel::insert_into(team_members::table)
+                .values((
+                    team_members::team_id.eq(team.0),
+                    team_members::user_id.eq(user.0),
+                    team_members::role.eq(role.unwrap_or(TeamRole::Member).as_str()),
+                ))
+                .on_conflict((team_members::team_id, team_members::user_id))
+                .do_nothing()
+                .execute(&mut conn)
+                .await
+                .map_err(db_error)?;
+            if inserted == 0
+                && let Some(role) = role
+            {
+                diesel::update(
+                    team_members::table.filter(
+                        team_members::team_id
+                            .eq(team.0)
+                            .and(team_members::user_id.eq(user.0)),
+                    ),
+                )
+                .set(team_members::role.eq(role.as_str()))
+                .execute(&mut conn)
+                .await
+                .map_err(db_error)?;
+            }
+            inserted == 1
+        };
+        Ok((self.load_member(org, team, user).await?, inserted))
+    }
+
+    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
+        let mut conn = self.db.conn().await?;
+        let in_org = users::table
+            .filter(users::organization_id.eq(org.0))
+            .select(users::id);
+        let n = diesel::delete(
+            team_members::table
+                .filter(team_members::team_id.eq(team.0))
+                .filter(team_members::user_id.eq(user.0))
+                .filter(team_members::user_id.eq_any(in_org)),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        if n == 0 {
+            Err(RepoError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,11 @@
+DROP TABLE mood_entries;
+DROP TABLE templates;
+DROP TABLE report_channels;
+DROP TABLE invitations;
+ALTER TABLE team_members DROP COLUMN role;
+ALTER TABLE teams DROP COLUMN active, DROP COLUMN is_default, DROP COLUMN updated_at;
+DROP TRIGGER users_count ON users;
+DROP FUNCTION users_count_trigger();
+DROP INDEX users_org_name_idx;
+ALTER TABLE users DROP COLUMN occupation, DROP COLUMN image, DROP COLUMN birth_date, DROP COLUMN work_anniversary;
+ALTER TABLE organizations DROP COLUMN platform, DROP COLUMN user_count;
