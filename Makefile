@@ -16,9 +16,10 @@ run:
 build:
 	cargo build --workspace --all-targets
 
-## Unit and integration tests against real PostgreSQL.
+## Unit and integration tests against real PostgreSQL, including the real CLI end to end
+## (scripts/install-cli.sh installs dailybot-cli 3.27.13 into a private virtualenv once).
 test:
-	cargo nextest run --workspace --no-fail-fast
+	DAILYBOT_CLI="$$(bash scripts/install-cli.sh | tail -n1)" cargo nextest run --workspace --no-fail-fast
 
 lint: fmt clippy deny
 

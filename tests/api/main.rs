@@ -3,9 +3,14 @@
 mod admin;
 mod api_keys;
 mod auth;
+mod catalog;
 mod cli;
+mod directory;
 mod envelope;
+mod invitations;
 mod me;
 mod openapi;
 mod operator;
+mod ratelimit;
+mod teams;
 mod tls;
