@@ -221,7 +221,12 @@ async fn pagination_links_carry_the_filters() {
     assert_eq!(r.body["results"].as_array().unwrap().len(), 3);
     assert_eq!(r.body["count"], 7);
     assert!(r.body["previous"].as_str().unwrap().contains("offset=0"));
-    assert!(r.body["next"].as_str().unwrap().ends_with("limit=3&offset=6"));
+    assert!(
+        r.body["next"]
+            .as_str()
+            .unwrap()
+            .ends_with("limit=3&offset=6")
+    );
     let r = app.get_with_key("/v1/users/?limit=3&offset=6", &key).await;
     assert_eq!(r.body["results"].as_array().unwrap().len(), 1);
     assert_eq!(r.body["next"], Value::Null);

@@ -11,7 +11,7 @@ async fn exhausting_a_scope_answers_429_with_retry_after() {
         .var("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "2")
         .spawn()
         .await;
-    let (org, _, session, key) = app.org_with_admin_key("business").await;
+    let (_, _, session, key) = app.org_with_admin_key("business").await;
 
     for remaining in [2, 1, 0] {
         let r = app.get_with_key("/v1/me/", &key).await;
@@ -50,7 +50,6 @@ async fn exhausting_a_scope_answers_429_with_retry_after() {
     // So does another organization.
     let (_, _, _, other) = app.org_with_admin_key("business").await;
     assert_eq!(app.get_with_key("/v1/me/", &other).await.status, 200);
-    let _ = org;
 }
 
 #[actix_web::test]

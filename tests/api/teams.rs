@@ -392,3 +392,40 @@ async fn team_invite_adds_members_and_invites_strangers_by_email() {
         .await;
     assert_eq!(pending.body["count"], 1);
 }
+
+#[actix_web::test]
+async fn membership_bodies_are_optional_but_never_malformed() {
+    let o = setup().await;
+    let team = o.team("Bodies").await;
+    let url = o
+        .app
+        .url(&format!("/v1/teams/{team}/members/{}/", o.member));
+    let res = o
+        .app
+        .client
+        .put(&url)
+        .header("X-API-KEY", &o.admin_key)
+        .header("Content-Type", "application/json")
+        .body("{\"role\": ")
+        .send()
+        .await
+        .unwrap();
+    TestApp::read(res).await.assert_error(400, "parse_error");
+    assert!(
+        !o.app
+            .state
+            .teams
+            .is_member(team.parse().unwrap(), o.member.parse().unwrap())
+            .await
+            .unwrap()
+    );
+    let res = o
+        .app
+        .client
+        .put(&url)
+        .header("X-API-KEY", &o.admin_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(TestApp::read(res).await.status, 201);
+}

@@ -12,7 +12,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 /// A JSON request body. A missing `Content-Type` is read as JSON (many clients omit it); a
-/// declared non-JSON type is refused with 415 `unsupported_media_type`.
+/// declared non-JSON type is refused with 415 `unsupported_media_type`. A request without a
+/// body reads as `null`, so endpoints whose body is optional can tell "absent" from "malformed".
 pub struct JsonBody(pub Value);
 
 impl FromRequest for JsonBody {
@@ -27,6 +28,17 @@ impl FromRequest for JsonBody {
             }
             Err(_) => false,
         };
+        let chunked = req
+            .headers()
+            .contains_key(actix_web::http::header::TRANSFER_ENCODING);
+        let length = req
+            .headers()
+            .get(actix_web::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if !chunked && length.unwrap_or(0) == 0 {
+            return Box::pin(std::future::ready(Ok(JsonBody(Value::Null))));
+        }
         if !declared_json {
             let e = Error::new(
                 ErrorCode::UnsupportedMediaType,

@@ -300,11 +300,13 @@ pub struct MemberBody {
     role: Option<String>,
 }
 
-fn optional_body(body: Option<JsonBody>) -> Result<Body, Error> {
-    Body::object(
-        body.map(|b| b.0).unwrap_or_else(|| serde_json::json!({})),
-        &["role"],
-    )
+fn optional_body(body: JsonBody) -> Result<Body, Error> {
+    let value = if body.0.is_null() {
+        serde_json::json!({})
+    } else {
+        body.0
+    };
+    Body::object(value, &["role"])
 }
 
 #[utoipa::path(
@@ -324,7 +326,7 @@ pub async fn put_member(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
-    body: Option<JsonBody>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
     let mut b = optional_body(body)?;
@@ -354,7 +356,7 @@ pub async fn patch_member(
     state: web::Data<AppState>,
     caller: Caller,
     path: web::Path<(String, String)>,
-    body: Option<JsonBody>,
+    body: JsonBody,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
     let mut b = optional_body(body)?;
