@@ -6,11 +6,21 @@
 # authentication. Each case is reported as a percentage of the floor's requests/sec, so the
 # number says what the endpoint's own work costs, independent of the machine.
 #
-# Needs: cargo, PostgreSQL reachable at 127.0.0.1:5432 as user `postgres` (psql), curl, python3.
-# Installs wrk with apt-get if it is missing.
+# Cases: floor; me (GET /v1/me/, target >= 90% of the floor); users (GET /v1/users/?page_size=25
+# on an organization of 10,000 people, target: within 2x of me, i.e. >= 50% of me's req/s).
+#
+# Small machines are noisy (the same case moved between 83% and 98% of the floor from one run to
+# the next on 2 cores), so the cases run interleaved for BENCH_ROUNDS rounds (floor, me, users,
+# floor, me, users, ...) and the report gives the median req/s, p50 and p99 of each case.
+#
+# The server gets hourly rate limits of 1,000,000,000 in every scope, so wrk never meets a 429.
+#
+# Needs: cargo, PostgreSQL 13+ reachable at 127.0.0.1:5432 as user `postgres` (psql), curl,
+# python3. Installs wrk with apt-get if it is missing.
 #
 # Environment:
-#   BENCH_SECONDS      measured seconds per case (default 10; each case also gets a 3 s warm-up)
+#   BENCH_SECONDS      measured seconds per case and round (default 10; each also gets a 3 s warm-up)
+#   BENCH_ROUNDS       interleaved rounds (default 3); the report shows medians over the rounds
 #   BENCH_ENFORCE=1    exit 1 when a case is below its target (default: report only)
 #   BENCH_SKIP_BUILD=1 use the release binary already built
 #   BENCH_BIN          binary to run (default: the release build below; implies nothing about building)
@@ -21,6 +31,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/teamcomm-target}"
 BENCH_SECONDS="${BENCH_SECONDS:-10}"
+BENCH_ROUNDS="${BENCH_ROUNDS:-3}"
+[[ $BENCH_SECONDS =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_SECONDS must be a positive whole number" >&2; exit 1; }
+[[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_ROUNDS must be a positive whole number" >&2; exit 1; }
 WARMUP_SECONDS=3
 THREADS=2
 CONNECTIONS=64
@@ -33,6 +46,10 @@ PG_USER=postgres
 DB_NAME=teamcomm_bench
 BENCH_DATABASE_URL="postgres://$PG_USER@$PG_HOST:$PG_PORT/$DB_NAME"
 BIN="${BENCH_BIN:-$CARGO_TARGET_DIR/release/teamcomm}"
+# People in the organization of the `users` case (the demo's 3 included).
+USERS_TOTAL=10000
+# Hourly budget given to every rate-limit scope of the bench server: far above what wrk can send.
+RATE_LIMIT=1000000000
 
 log() { printf '==> %s\n' "$*" >&2; }
 die() {
@@ -102,11 +119,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Generous rate limits in every scope: the bench measures the endpoints, not the limiter's 429s.
+# (TEAMCOMM_CLI_VENV belongs to scripts/install-cli.sh; the server refuses unknown TEAMCOMM_* names.)
+LIMITS=()
+for scope in READS WRITES MESSAGING EMAIL INVITATIONS WORKFLOW_TRIGGERS AGENT AUTH; do
+    LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_HOUR_$scope=$RATE_LIMIT")
+done
+
 log "starting $BIN serve --demo on $LISTEN"
-env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL \
+env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_CLI_VENV \
+    -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER \
     DATABASE_URL="$BENCH_DATABASE_URL" \
     TEAMCOMM_LISTEN="$LISTEN" \
     TEAMCOMM_BENCH_FLOOR=true \
+    "${LIMITS[@]}" \
     RUST_LOG=warn \
     "$BIN" serve --demo >"$WORK/server.stdout" 2>"$WORK/server.stderr" &
 SERVER_PID=$!
@@ -131,6 +157,34 @@ ORG="$(curl -sf -H "X-API-KEY: $KEY" -H 'Accept: application/json' "$BASE/v1/me/
     die "GET /v1/me/ with the demo key failed"
 log "demo organization $ORG"
 
+policy="$(curl -s -o /dev/null -D - -H "X-API-KEY: $KEY" "$BASE/v1/me/" | tr -d '\r' |
+    awk -F': ' 'tolower($1) == "ratelimit-policy" { print $2 }' || true)"
+[[ $policy == "\"reads\";q=$RATE_LIMIT;w=3600" ]] ||
+    die "the server did not take the bench rate limits (RateLimit-Policy: ${policy:-absent})"
+
+# ------------------------------------------------------------------------------ seeding
+
+# One INSERT grows the organization to USERS_TOTAL people (the users_count trigger keeps
+# organizations.user_count right); ANALYZE then gives the planner the real table sizes.
+log "seeding the demo organization up to $USERS_TOTAL people"
+PGOPTIONS="-c client_min_messages=warning" psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -v ON_ERROR_STOP=1 -q \
+    -c "INSERT INTO users (id, organization_id, email, first_name, last_name, role)
+        SELECT gen_random_uuid(), o.id,
+               format('bench%s@bench.teamcomm.dev', g),
+               (ARRAY['Ada','Alan','Barbara','Claude','Dennis','Edsger','Frances','Grace','John','Ken',
+                      'Leslie','Margaret','Niklaus','Radia','Tim','Yukihiro'])[1 + g % 16],
+               format('Bench %s', lpad(g::text, 5, '0')),
+               'member'
+        FROM organizations o, generate_series(1, $USERS_TOTAL - (SELECT count(*) FROM users WHERE organization_id = '$ORG')) AS g
+        WHERE o.id = '$ORG'" \
+    -c "ANALYZE users" \
+    -c "ANALYZE organizations" >/dev/null
+
+people="$(curl -sf -H "X-API-KEY: $KEY" "$BASE/v1/users/?page_size=1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])')" ||
+    die "GET /v1/users/ with the demo key failed"
+[[ $people == "$USERS_TOTAL" ]] || die "GET /v1/users/ counts $people people, expected $USERS_TOTAL"
+
 # ------------------------------------------------------------------------------ measuring
 
 # Converts a wrk latency ("850.00us", "1.23ms", "1.02s") to milliseconds.
@@ -145,14 +199,33 @@ to_ms() {
 }
 
 declare -a CASES=()
-declare -A RPS=() P50=() P99=() TARGET=()
+declare -A RUNS=() TARGET=() BASELINE=() RPS=() P50=() P99=()
 
-# run_case NAME TARGET_PCT URL [HEADER]
-#   Warms up for WARMUP_SECONDS, then measures for BENCH_SECONDS with wrk. TARGET_PCT is the
-#   minimum requests/sec as a percentage of the floor ("-" for none). HEADER is one
-#   "Name: value" request header (e.g. the API key).
+# median: the median of the numbers on stdin, one a line (mean of the middle two when even).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "0"; exit }
+        if (NR % 2) { printf "%.2f\n", v[(NR + 1) / 2] }
+        else { printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }
+    }'
+}
+
+# define_case NAME BASELINE TARGET_PCT
+#   BASELINE is the case the target compares with ("floor", "me", or "-" for no target);
+#   TARGET_PCT the minimum requests/sec as a percentage of the baseline's median.
+define_case() {
+    CASES+=("$1")
+    BASELINE[$1]=$2
+    TARGET[$1]=$3
+    RUNS[$1]=""
+}
+
+# run_case NAME URL [HEADER]
+#   Warms up for WARMUP_SECONDS, then measures for BENCH_SECONDS with wrk, and appends
+#   "req/s p50_ms p99_ms" to the case's runs. HEADER is one "Name: value" request header
+#   (e.g. the API key).
 run_case() {
-    local name=$1 target=$2 url=$3 header=${4:-}
+    local name=$1 url=$2 header=${3:-}
     local hdr=()
     if [[ -n $header ]]; then
         hdr=(-H "$header")
@@ -168,64 +241,90 @@ run_case() {
     log "$name: measuring ${BENCH_SECONDS}s ($THREADS threads, $CONNECTIONS connections)"
     local out
     out="$(wrk "${wrk_args[@]}" -d"${BENCH_SECONDS}s" "$url")"
-    printf '%s\n' "$out" >"$WORK/wrk-$name.txt"
+    printf '%s\n' "$out" >>"$WORK/wrk-$name.txt"
 
     if grep -q 'Non-2xx or 3xx responses' <<<"$out"; then
         printf '%s\n' "$out" >&2
-        die "$name: some responses were not 2xx; the numbers would be meaningless"
+        die "$name: some responses were not 2xx (a 429 means the rate limits were not raised); the numbers would be meaningless"
     fi
     if grep -q 'Socket errors' <<<"$out"; then
         log "$name: warning: $(grep 'Socket errors' <<<"$out" | sed 's/^ *//')"
     fi
 
-    RPS[$name]="$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")"
-    P50[$name]="$(awk '$1 == "50%" { print $2 }' <<<"$out" | to_ms)"
-    P99[$name]="$(awk '$1 == "99%" { print $2 }' <<<"$out" | to_ms)"
-    TARGET[$name]=$target
-    [[ -n ${RPS[$name]} ]] || die "$name: could not read Requests/sec from wrk"
-    CASES+=("$name")
+    local rps p50 p99
+    rps="$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")"
+    p50="$(awk '$1 == "50%" { print $2 }' <<<"$out" | to_ms)"
+    p99="$(awk '$1 == "99%" { print $2 }' <<<"$out" | to_ms)"
+    [[ -n $rps ]] || die "$name: could not read Requests/sec from wrk"
+    log "$name: $rps req/s, p50 $p50 ms, p99 $p99 ms"
+    RUNS[$name]+="$rps $p50 $p99"$'\n'
 }
 
 # ==============================================================================================
-# CASES. The floor must run first: every other case is reported against it.
+# CASES. Each round runs every case once, in this order; the floor comes first so every round
+# measures the baseline next to the cases compared with it.
 #
-# To add a case, append one run_case line below. Planned next:
-#   GET /v1/users/ with a full page of 25. The demo organization has only 3 people, so first
-#   create at least 22 more (with `"$BIN" admin create-user "$ORG" --email … --role member` and
-#   DATABASE_URL="$BENCH_DATABASE_URL"), then:
-#     run_case users 90 "$BASE/v1/users/?page_size=25" "X-API-KEY: $KEY"
-#   (choose its target when the endpoint exists).
+# To add a case: one define_case line (its name, the case its target compares with, and the
+# percentage) and one run_case line in bench_round.
 # ==============================================================================================
-bench_cases() {
-    run_case floor - "$BASE/bench/floor/?org=$ORG"
-    run_case me 90 "$BASE/v1/me/" "X-API-KEY: $KEY"
+define_case floor - -
+define_case me floor 90
+define_case users me 50 # "within 2x of /v1/me/"
+
+bench_round() {
+    run_case floor "$BASE/bench/floor/?org=$ORG"
+    run_case me "$BASE/v1/me/" "X-API-KEY: $KEY"
+    run_case users "$BASE/v1/users/?page_size=25" "X-API-KEY: $KEY"
     # >>> add new cases here <<<
 }
 
-bench_cases
+for round in $(seq 1 "$BENCH_ROUNDS"); do
+    log "round $round of $BENCH_ROUNDS"
+    bench_round
+done
 
 # ------------------------------------------------------------------------------ report
 
-floor_rps=${RPS[floor]}
-below=0
-printf '\n%-8s %12s %10s %10s %10s  %s\n' case 'req/s' 'p50 ms' 'p99 ms' 'vs floor' target
 for name in "${CASES[@]}"; do
-    pct="$(awk -v a="${RPS[$name]}" -v b="$floor_rps" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }')"
-    target=${TARGET[$name]}
+    [[ -n ${RUNS[$name]} ]] || die "$name: no runs (is it missing from bench_round?)"
+    RPS[$name]="$(awk 'NF { print $1 }' <<<"${RUNS[$name]}" | median)"
+    P50[$name]="$(awk 'NF { print $2 }' <<<"${RUNS[$name]}" | median)"
+    P99[$name]="$(awk 'NF { print $3 }' <<<"${RUNS[$name]}" | median)"
+done
+
+pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
+
+printf '\nEach round: %s s measured per case (after a %s s warm-up), wrk %s threads, %s connections.\n' \
+    "$BENCH_SECONDS" "$WARMUP_SECONDS" "$THREADS" "$CONNECTIONS"
+printf '\nreq/s per round:\n'
+for name in "${CASES[@]}"; do
+    printf '  %-8s %s\n' "$name" "$(awk 'NF { printf "%8.0f", $1 }' <<<"${RUNS[$name]}")"
+done
+
+printf '\nMedians over %s round(s):\n' "$BENCH_ROUNDS"
+printf '%-8s %10s %9s %9s %9s  %s\n' case 'req/s' 'p50 ms' 'p99 ms' 'vs floor' target
+below=0
+for name in "${CASES[@]}"; do
+    vs_floor="$(pct_of "${RPS[$name]}" "${RPS[floor]}")"
+    base=${BASELINE[$name]}
     verdict=""
-    if [[ $target != - ]]; then
+    if [[ $base != - ]]; then
+        pct="$(pct_of "${RPS[$name]}" "${RPS[$base]}")"
+        target=${TARGET[$name]}
         if awk -v p="$pct" -v t="$target" 'BEGIN { exit !(p >= t) }'; then
-            verdict=">= $target%: ok"
+            verdict=">= $target% of $base ($pct%): ok"
         else
-            verdict=">= $target%: BELOW TARGET"
+            verdict=">= $target% of $base ($pct%): BELOW TARGET"
             below=1
         fi
     fi
-    printf '%-8s %12.0f %10s %10s %9s%%  %s\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "$pct" "$verdict"
+    printf '%-8s %10.0f %9s %9s %8s%%  %s\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "$vs_floor" "$verdict"
 done
 
-me_pct="$(awk -v a="${RPS[me]}" -v b="$floor_rps" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }')"
-printf '\nGET /v1/me/ reaches %s%% of the floor (target >= %s%%).\n' "$me_pct" "${TARGET[me]}"
+printf '\nGET /v1/me/ reaches %s%% of the floor (target >= %s%%).\n' \
+    "$(pct_of "${RPS[me]}" "${RPS[floor]}")" "${TARGET[me]}"
+printf 'GET /v1/users/?page_size=25 (%s people) reaches %s%% of GET /v1/me/ (target: within 2x, >= %s%%).\n' \
+    "$USERS_TOTAL" "$(pct_of "${RPS[users]}" "${RPS[me]}")" "${TARGET[users]}"
 
 if [[ $below == 1 && ${BENCH_ENFORCE:-0} == 1 ]]; then
     exit 1
