@@ -408,3 +408,33 @@ async fn cli_sessions_read_the_directory_but_do_not_change_it() {
         "https://app.teamcomm.test/billing/plans"
     );
 }
+
+#[actix_web::test]
+async fn directory_pages_are_cached_but_never_older_than_this_instances_writes() {
+    use teamcomm_org::{NewUser, OrgRepository};
+    let app = TestApp::builder()
+        .var("TEAMCOMM_DIRECTORY_CACHE_TTL_SECS", "1")
+        .spawn()
+        .await;
+    let (org, _, _, key) = app.org_with_admin_key("business").await;
+    assert_eq!(app.get_with_key("/v1/users/", &key).await.body["count"], 1);
+
+    // A write through this instance shows at once.
+    app.create_user(&org, "member").await;
+    assert_eq!(app.get_with_key("/v1/users/", &key).await.body["count"], 2);
+
+    // A write made elsewhere (another instance, `teamcomm admin`) shows within the TTL.
+    let elsewhere = teamcomm_store_pg::PgOrgRepository::new(app.state.db.clone());
+    let new = NewUser::new("late@example.com", "Late", "Comer", "member", None).unwrap();
+    elsewhere
+        .create_user(org.parse().unwrap(), &new)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.get_with_key("/v1/users/", &key).await.body["count"],
+        2,
+        "served from the cache"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(app.get_with_key("/v1/users/", &key).await.body["count"], 3);
+}

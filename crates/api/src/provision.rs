@@ -38,7 +38,7 @@ impl From<&Organization> for OrganizationView {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct UserView {
+pub struct OperatorUserView {
     pub uuid: String,
     pub email: String,
     pub first_name: String,
@@ -47,9 +47,9 @@ pub struct UserView {
     pub is_active: bool,
 }
 
-impl From<&User> for UserView {
+impl From<&User> for OperatorUserView {
     fn from(u: &User) -> Self {
-        UserView {
+        OperatorUserView {
             uuid: u.id.to_string(),
             email: u.email.clone(),
             first_name: u.first_name.clone(),
@@ -86,7 +86,11 @@ pub async fn update_organization(
     Ok((&org).into())
 }
 
-pub async fn create_user(state: &AppState, org: OrgId, new: NewUser) -> Result<UserView, Error> {
+pub async fn create_user(
+    state: &AppState,
+    org: OrgId,
+    new: NewUser,
+) -> Result<OperatorUserView, Error> {
     state.orgs.get_organization(org).await?;
     match state.orgs.create_user(org, &new).await {
         Ok(user) => Ok((&user).into()),
@@ -106,7 +110,7 @@ pub async fn update_user(
     state: &AppState,
     id: UserId,
     patch: UserPatch,
-) -> Result<UserView, Error> {
+) -> Result<OperatorUserView, Error> {
     let user = state.orgs.update_user(id, &patch).await?;
     Ok((&user).into())
 }

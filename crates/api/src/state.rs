@@ -15,6 +15,7 @@ use teamcomm_store_pg::{
 };
 
 use crate::config::Settings;
+use crate::directory_cache::CachingOrgRepository;
 use crate::jwt::JwtKeys;
 use crate::ratelimit::InProcessRateLimiter;
 
@@ -85,7 +86,11 @@ impl AppState {
     /// Wires the Postgres adapters into the domain services.
     pub fn new(db: Database, settings: Settings) -> Self {
         let clock: SharedClock = Arc::new(SystemClock);
-        let orgs: Arc<dyn OrgRepository> = Arc::new(PgOrgRepository::new(db.clone()));
+        let pg_orgs: Arc<dyn OrgRepository> = Arc::new(PgOrgRepository::new(db.clone()));
+        let orgs: Arc<dyn OrgRepository> = Arc::new(CachingOrgRepository::new(
+            pg_orgs,
+            settings.directory_cache_ttl,
+        ));
         let key_repo: Arc<dyn KeyRepository> = Arc::new(PgKeyRepository::new(db.clone()));
         let teams: Arc<dyn TeamRepository> = Arc::new(PgTeamRepository::new(db.clone()));
         let directory_repo = Arc::new(PgDirectoryRepository::new(db.clone()));

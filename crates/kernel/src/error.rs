@@ -118,7 +118,7 @@ impl std::error::Error for Error {}
 
 /// What a repository port reports. Adapters map their driver errors into these words; the domain
 /// decides what each means for the client.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RepoError {
     /// No row matched (within the caller's organization).
     #[error("not found")]

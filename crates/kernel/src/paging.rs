@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Which slice of a list the caller asked for, already validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageRequest {
     pub offset: u64,
     pub limit: u64,
@@ -39,6 +39,14 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// A page of views borrowing from this page's rows.
+    pub fn map_ref<'a, U>(&'a self, f: impl FnMut(&'a T) -> U) -> Page<U> {
+        Page {
+            count: self.count,
+            results: self.results.iter().map(f).collect(),
+        }
+    }
+
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
         Page {
             count: self.count,

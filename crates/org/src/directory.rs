@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{Role, User};
 
 /// Which people a listing covers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct UserFilter {
     /// Case-insensitive match on name or e-mail.
     pub search: Option<String>,

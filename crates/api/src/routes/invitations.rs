@@ -61,17 +61,17 @@ pub struct InviteBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct InviteResult {
+pub struct InviteResult<'a> {
     /// People who already belong to the organization (nothing sent).
-    pub dailybot_members: InvitedMembers,
+    pub dailybot_members: InvitedMembers<'a>,
     /// Invitations created or resent.
     pub users_invited: InvitedUsers,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct InvitedMembers {
+pub struct InvitedMembers<'a> {
     pub count: usize,
-    pub members: Vec<UserView>,
+    pub members: Vec<UserView<'a>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

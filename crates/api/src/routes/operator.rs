@@ -11,7 +11,7 @@ use crate::body::{Body, JsonBody};
 use crate::error::ApiResult;
 use crate::jwt::TokenPair;
 use crate::openapi::ErrorBody;
-use crate::provision::{self, CliTokenView, OrganizationView, UserView};
+use crate::provision::{self, CliTokenView, OperatorUserView, OrganizationView};
 use crate::state::AppState;
 
 const ORG_FIELDS: &[&str] = &[
@@ -120,7 +120,7 @@ pub async fn update_organization(
     params(("uuid" = String, Path, description = "Organization")),
     request_body = CreateUserBody,
     responses(
-        (status = 201, body = UserView),
+        (status = 201, body = OperatorUserView),
         (status = 400, description = "Validation, or e-mail already used in the organization", body = ErrorBody),
         (status = 404, body = ErrorBody),
     ),
@@ -151,7 +151,7 @@ pub async fn create_user(
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
-    responses((status = 200, body = UserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = OperatorUserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = []))
 )]
 #[patch("/operator/v1/users/{uuid}/")]

@@ -48,53 +48,91 @@ pub async fn get_organization(caller: Caller) -> HttpResponse {
     })
 }
 
-/// A person of the organization. `email` only with `include_email=true`.
+/// A person of the organization. `email` only with `include_email=true`. Borrows from the
+/// [`User`] it shows: a directory page serialises without copying its strings.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct UserView {
-    pub id: String,
-    pub uuid: String,
-    pub full_name: String,
-    pub first_name: String,
-    pub last_name: String,
+pub struct UserView<'a> {
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub id: UserId,
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub uuid: UserId,
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub full_name: FullName<'a>,
+    pub first_name: &'a str,
+    pub last_name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    pub role: String,
+    pub email: Option<&'a str>,
+    pub role: &'static str,
     pub is_active: bool,
-    pub timezone: String,
-    pub occupation: String,
-    pub image: Option<String>,
+    pub timezone: &'a str,
+    pub occupation: &'a str,
+    pub image: Option<&'a str>,
     /// `MM-DD`.
-    pub birth_date: Option<String>,
+    pub birth_date: Option<&'a str>,
     /// `YYYY-MM-DD`: when the person joined; its yearly return is the work anniversary.
-    pub work_anniversary: Option<String>,
+    #[schema(value_type = Option<String>)]
+    #[serde(serialize_with = "as_display_opt")]
+    pub work_anniversary: Option<time::Date>,
 }
 
-impl UserView {
-    pub fn new(u: &User, include_email: bool) -> Self {
+/// "First Last", written straight into the output.
+#[derive(Debug, Clone, Copy)]
+pub struct FullName<'a>(&'a User);
+
+impl std::fmt::Display for FullName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, last) = (self.0.first_name.trim(), self.0.last_name.trim());
+        match (first.is_empty(), last.is_empty()) {
+            (false, false) => write!(f, "{first} {last}"),
+            (false, true) => f.write_str(first),
+            _ => f.write_str(last),
+        }
+    }
+}
+
+fn as_display<S: serde::Serializer>(v: &impl std::fmt::Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn as_display_opt<S: serde::Serializer>(
+    v: &Option<impl std::fmt::Display>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+impl<'a> UserView<'a> {
+    pub fn new(u: &'a User, include_email: bool) -> Self {
         UserView {
-            id: u.id.to_string(),
-            uuid: u.id.to_string(),
-            full_name: u.full_name(),
-            first_name: u.first_name.clone(),
-            last_name: u.last_name.clone(),
-            email: include_email.then(|| u.email.clone()),
-            role: u.role.as_str().to_owned(),
+            id: u.id,
+            uuid: u.id,
+            full_name: FullName(u),
+            first_name: &u.first_name,
+            last_name: &u.last_name,
+            email: include_email.then_some(u.email.as_str()),
+            role: u.role.as_str(),
             is_active: u.is_active,
-            timezone: u.timezone.clone(),
-            occupation: u.occupation.clone(),
-            image: u.image.clone(),
-            birth_date: u.birth_date.clone(),
-            work_anniversary: u.work_anniversary.map(|d| d.to_string()),
+            timezone: &u.timezone,
+            occupation: &u.occupation,
+            image: u.image.as_deref(),
+            birth_date: u.birth_date.as_deref(),
+            work_anniversary: u.work_anniversary,
         }
     }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct UserList {
+pub struct UserList<'a> {
     pub count: u64,
     pub next: Option<String>,
     pub previous: Option<String>,
-    pub results: Vec<UserView>,
+    pub results: Vec<UserView<'a>>,
 }
 
 fn user_id(raw: &str) -> ApiResult<UserId> {
@@ -131,7 +169,7 @@ pub async fn list_users(
         .directory
         .list_users(caller.user(), &filter, paging.request())
         .await?;
-    let page = page.map(|u| UserView::new(&u, include_email));
+    let page = page.map_ref(|u| UserView::new(u, include_email));
     Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
 }
 

@@ -51,17 +51,17 @@ pub struct TeamList {
 
 /// A member of a team: the person's directory row plus their role in the team.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamMemberView {
+pub struct TeamMemberView<'a> {
     #[serde(flatten)]
-    pub user: UserView,
+    pub user: UserView<'a>,
     pub team_uuid: String,
     /// `member` or `manager`.
     pub team_role: String,
     pub joined_at: String,
 }
 
-impl TeamMemberView {
-    fn new(m: &TeamMember, include_email: bool) -> Self {
+impl<'a> TeamMemberView<'a> {
+    fn new(m: &'a TeamMember, include_email: bool) -> Self {
         TeamMemberView {
             user: UserView::new(&m.user, include_email),
             team_uuid: m.team_id.to_string(),
@@ -72,11 +72,11 @@ impl TeamMemberView {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamMemberList {
+pub struct TeamMemberList<'a> {
     pub count: u64,
     pub next: Option<String>,
     pub previous: Option<String>,
-    pub results: Vec<TeamMemberView>,
+    pub results: Vec<TeamMemberView<'a>>,
 }
 
 fn team_id(raw: &str) -> ApiResult<TeamId> {
@@ -268,7 +268,7 @@ pub async fn list_members(
         .directory
         .list_members(caller.user(), team_id(&id)?, request)
         .await?;
-    let page = page.map(|m| TeamMemberView::new(&m, include_email));
+    let page = page.map_ref(|m| TeamMemberView::new(m, include_email));
     Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
 }
 
@@ -402,16 +402,16 @@ pub struct TeamInviteBody {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TeamInviteResult {
+pub struct TeamInviteResult<'a> {
     pub team: TeamView,
-    pub members_added: CountedMembers,
+    pub members_added: CountedMembers<'a>,
     pub users_invited: CountedInvitations,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CountedMembers {
+pub struct CountedMembers<'a> {
     pub count: usize,
-    pub members: Vec<TeamMemberView>,
+    pub members: Vec<TeamMemberView<'a>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
