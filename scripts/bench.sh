@@ -8,6 +8,9 @@
 #
 # Cases: floor; me (GET /v1/me/, target >= 90% of the floor); users (GET /v1/users/?page_size=25
 # on an organization of 10,000 people, target: within 2x of me, i.e. >= 50% of me's req/s).
+# The users case asks for the same page over and over, so with the default directory page cache
+# (TEAMCOMM_DIRECTORY_CACHE_TTL_SECS=5) it measures the cached path; run with
+# TEAMCOMM_DIRECTORY_CACHE_TTL_SECS=0 to measure the page query itself.
 #
 # Small machines are noisy (the same case moved between 83% and 98% of the floor from one run to
 # the next on 2 cores), so the cases run interleaved for BENCH_ROUNDS rounds (floor, me, users,
@@ -24,6 +27,7 @@
 #   BENCH_ENFORCE=1    exit 1 when a case is below its target (default: report only)
 #   BENCH_SKIP_BUILD=1 use the release binary already built
 #   BENCH_BIN          binary to run (default: the release build below; implies nothing about building)
+#   TEAMCOMM_DIRECTORY_CACHE_TTL_SECS  passed to the server as is (default 5; 0 disables the cache)
 #   CARGO_TARGET_DIR   default $HOME/.cache/teamcomm-target
 set -euo pipefail
 
