@@ -150,3 +150,25 @@ async fn health_and_readiness() {
     let r = app.send("GET", "/readyz", &[], None).await;
     assert_eq!((r.status, r.body["database"].as_str()), (200, Some("ok")));
 }
+
+#[actix_web::test]
+async fn a_lost_database_is_503_never_500_and_service_recovers() {
+    let app = TestApp::spawn().await;
+    let (_, _, _, key) = app.org_with_admin_key("business").await;
+    assert_eq!(app.get_with_key("/v1/me/", &key).await.status, 200);
+
+    app.db().terminate_connections().await;
+    let mut recovered = false;
+    for _ in 0..20 {
+        let r = app.get_with_key("/v1/me/", &key).await;
+        match r.status {
+            200 => {
+                recovered = true;
+                break;
+            }
+            503 => r.assert_error(503, "service_unavailable"),
+            other => panic!("a lost connection answered {other}: {}", r.text),
+        }
+    }
+    assert!(recovered, "the pool never replaced its dead connections");
+}

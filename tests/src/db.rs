@@ -169,6 +169,24 @@ pub struct TestDb {
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl TestDb {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ends every server session on this database, as a Postgres restart would.
+    pub async fn terminate_connections(&self) {
+        let mut conn = AsyncPgConnection::establish(&maintenance_url())
+            .await
+            .expect("maintenance connection");
+        diesel::sql_query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+        )
+        .bind::<Text, _>(&self.name)
+        .execute(&mut conn)
+        .await
+        .expect("terminate backends");
+    }
+
     pub async fn new() -> TestDb {
         let mut conn = AsyncPgConnection::establish(&maintenance_url())
             .await

@@ -135,6 +135,10 @@ impl TestApp {
         Self::builder().spawn().await
     }
 
+    pub fn db(&self) -> &TestDb {
+        &self._db
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

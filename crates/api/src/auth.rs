@@ -9,7 +9,7 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::{Principal, RateLimiter, RateScope};
+use teamcomm_keys::{CredentialRef, OrgSnapshots, Principal, RateLimiter, RateScope};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
@@ -83,7 +83,7 @@ impl FromRequest for Caller {
                 _ => return Err(credential_absent().into()),
             };
             let enterprise = principal.org.plan == PlanTier::Enterprise;
-            throttle(&state, &req, &principal.credential_key(), enterprise).await?;
+            throttle(&state, &req, principal.credential_ref(), enterprise).await?;
             Ok(Caller(principal))
         })
     }
@@ -122,7 +122,7 @@ fn check_cli_access(
 async fn throttle(
     state: &AppState,
     req: &HttpRequest,
-    credential: &str,
+    credential: CredentialRef,
     enterprise: bool,
 ) -> Result<(), Error> {
     let scope = RateScope::for_request(req.method().as_str(), req.path());
@@ -183,7 +183,9 @@ impl FromRequest for SessionUser {
                 }
                 Err(e) => return Err(e.into()),
             };
-            throttle(&state, &req, &format!("session:{}", user.id), false).await?;
+            let enterprise =
+                state.org_cache.organization(user.org_id).await?.plan == PlanTier::Enterprise;
+            throttle(&state, &req, CredentialRef::Session(user.id.0), enterprise).await?;
             Ok(SessionUser(user))
         })
     }

@@ -11,10 +11,14 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter as Governor};
-use teamcomm_keys::{RateDecision, RateLimiter, RateScope};
+use teamcomm_keys::{CredentialRef, RateDecision, RateLimiter, RateScope};
 
-type Keyed =
-    Governor<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+type Keyed = Governor<
+    CredentialRef,
+    DefaultKeyedStateStore<CredentialRef>,
+    DefaultClock,
+    StateInformationMiddleware,
+>;
 
 #[derive(Default)]
 pub struct InProcessRateLimiter {
@@ -57,13 +61,15 @@ impl InProcessRateLimiter {
 
 #[async_trait]
 impl RateLimiter for InProcessRateLimiter {
-    async fn check(&self, credential: &str, scope: RateScope, per_hour: u32) -> RateDecision {
+    async fn check(
+        &self,
+        credential: CredentialRef,
+        scope: RateScope,
+        per_hour: u32,
+    ) -> RateDecision {
         let per_hour = per_hour.max(1);
         let seconds_per_request = 3600.0 / f64::from(per_hour);
-        match self
-            .limiter(scope, per_hour)
-            .check_key(&credential.to_owned())
-        {
+        match self.limiter(scope, per_hour).check_key(&credential) {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 RateDecision {
@@ -113,18 +119,22 @@ mod tests {
     #[actix_web::test]
     async fn budgets_are_per_credential_and_per_scope() {
         let l = InProcessRateLimiter::default();
-        let first = l.check("key:a", RateScope::Reads, 2).await;
+        let (a, b) = (
+            CredentialRef::ApiKey(uuid::Uuid::new_v4()),
+            CredentialRef::ApiKey(uuid::Uuid::new_v4()),
+        );
+        let first = l.check(a, RateScope::Reads, 2).await;
         assert!(first.allowed());
         assert_eq!(first.remaining, 1);
-        assert!(l.check("key:a", RateScope::Reads, 2).await.allowed());
-        let refused = l.check("key:a", RateScope::Reads, 2).await;
+        assert!(l.check(a, RateScope::Reads, 2).await.allowed());
+        let refused = l.check(a, RateScope::Reads, 2).await;
         assert!(!refused.allowed());
         // One request every 1800 s: the next is about half an hour away.
         let wait = refused.retry_after_secs.unwrap();
         assert!((1790..=1800).contains(&wait), "{wait}");
         // Other credential, other scope: untouched.
-        assert!(l.check("key:b", RateScope::Reads, 2).await.allowed());
-        assert!(l.check("key:a", RateScope::Writes, 2).await.allowed());
+        assert!(l.check(b, RateScope::Reads, 2).await.allowed());
+        assert!(l.check(a, RateScope::Writes, 2).await.allowed());
         let h = headers(&first);
         assert_eq!(h[0].1, "\"reads\";q=2;w=3600");
         assert!(h[1].1.starts_with("\"reads\";r=1;t="));

@@ -11,7 +11,8 @@ mod usage;
 
 pub use limits::{RateDecision, RateLimiter, RateQuotas, RateScope};
 pub use model::{
-    ApiKey, CliTokenCredential, CredentialKind, KeyCredential, PersonRef, Principal, Scope,
+    ApiKey, CliTokenCredential, CredentialKind, CredentialRef, KeyCredential, PersonRef, Principal,
+    Scope,
 };
 pub use ports::{KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots};
 pub use secret::{Secret, SecretHash, SecretKind, masked};

@@ -4,6 +4,8 @@
 
 use async_trait::async_trait;
 
+use crate::CredentialRef;
+
 /// The named budgets of the general API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RateScope {
@@ -167,7 +169,12 @@ impl RateDecision {
 /// workers; a multi-instance deployment needs one whose state is shared (see docs).
 #[async_trait]
 pub trait RateLimiter: Send + Sync + 'static {
-    async fn check(&self, credential: &str, scope: RateScope, per_hour: u32) -> RateDecision;
+    async fn check(
+        &self,
+        credential: CredentialRef,
+        scope: RateScope,
+        per_hour: u32,
+    ) -> RateDecision;
 }
 
 #[cfg(test)]

@@ -119,13 +119,22 @@ pub struct Principal {
     pub credential: CredentialKind,
 }
 
+/// Identifies one credential (an API key, a CLI token, or a person's web sessions) for
+/// per-credential limits. Copy and allocation-free: it is built on every request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CredentialRef {
+    ApiKey(uuid::Uuid),
+    CliToken(uuid::Uuid),
+    Session(uuid::Uuid),
+}
+
 impl Principal {
-    /// A stable name of the credential, used to key per-credential limits.
-    pub fn credential_key(&self) -> String {
+    /// The credential this request spends its budget from.
+    pub fn credential_ref(&self) -> CredentialRef {
         match &self.credential {
-            CredentialKind::ApiKey { id, .. } => format!("key:{id}"),
-            CredentialKind::CliToken { id } => format!("cli:{id}"),
-            CredentialKind::Session => format!("session:{}", self.user.id),
+            CredentialKind::ApiKey { id, .. } => CredentialRef::ApiKey(id.0),
+            CredentialKind::CliToken { id } => CredentialRef::CliToken(id.0),
+            CredentialKind::Session => CredentialRef::Session(self.user.id.0),
         }
     }
 }

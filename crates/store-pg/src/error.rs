@@ -12,13 +12,51 @@ pub(crate) fn db_error(e: DieselError) -> RepoError {
         ) => RepoError::Conflict {
             constraint: info.constraint_name().unwrap_or("unknown").to_owned(),
         },
-        DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
+        // The server went away (closed socket, restart, `pg_terminate_backend`): retryable.
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            info,
+        ) => RepoError::Unavailable(info.message().to_owned()),
+        DieselError::DatabaseError(_, info) if is_shutdown(info.message()) => {
             RepoError::Unavailable(info.message().to_owned())
         }
         other => RepoError::Other(other.to_string()),
     }
 }
 
+/// Messages of SQLSTATE class 57 (operator intervention: admin shutdown, crash shutdown, cannot
+/// connect now) and of a socket closed under a query. diesel does not expose the SQLSTATE.
+fn is_shutdown(message: &str) -> bool {
+    [
+        "terminating connection",
+        "the database system is shutting down",
+        "the database system is starting up",
+        "connection closed",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
+}
+
 pub(crate) fn pool_error(e: impl std::fmt::Display) -> RepoError {
     RepoError::Unavailable(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shutdown_messages_are_unavailable() {
+        assert!(is_shutdown(
+            "terminating connection due to administrator command"
+        ));
+        assert!(is_shutdown("connection closed"));
+        assert!(!is_shutdown(
+            "duplicate key value violates unique constraint"
+        ));
+        assert!(matches!(
+            db_error(DieselError::NotFound),
+            RepoError::NotFound
+        ));
+    }
 }
