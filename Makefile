@@ -44,6 +44,6 @@ boundaries:
 openapi:
 	UPDATE_OPENAPI=1 cargo nextest run -p teamcomm-tests -E 'test(openapi_document_is_served)'
 
-## Throughput of GET /v1/me/ against the stack's floor (one indexed read); see scripts/bench.sh.
+## Throughput of GET /v1/me/ and GET /v1/users/ (10,000 people) against the stack's floor; see docs/performance.md.
 bench:
 	bash scripts/bench.sh

@@ -124,14 +124,14 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Generous rate limits in every scope: the bench measures the endpoints, not the limiter's 429s.
-# (TEAMCOMM_CLI_VENV belongs to scripts/install-cli.sh; the server refuses unknown TEAMCOMM_* names.)
+# (TEAMCOMM_TEST_* names are ignored by the server; unset anyway for a clean environment.)
 LIMITS=()
 for scope in READS WRITES MESSAGING EMAIL INVITATIONS WORKFLOW_TRIGGERS AGENT AUTH; do
     LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_HOUR_$scope=$RATE_LIMIT")
 done
 
 log "starting $BIN serve --demo on $LISTEN"
-env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_CLI_VENV \
+env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV \
     -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER \
     DATABASE_URL="$BENCH_DATABASE_URL" \
     TEAMCOMM_LISTEN="$LISTEN" \

@@ -7,13 +7,13 @@
 #   export DAILYBOT_CLI="$(scripts/install-cli.sh | tail -n1)"
 #
 # Environment:
-#   TEAMCOMM_CLI_VENV  venv directory (default: $HOME/.cache/teamcomm-cli-venv)
+#   TEAMCOMM_TEST_CLI_VENV  venv directory (default: $HOME/.cache/teamcomm-cli-venv)
 #   PYTHON             interpreter used to create the venv (default: python3)
 set -euo pipefail
 
 VERSION="3.27.13"
 PACKAGE="dailybot-cli==${VERSION}"
-VENV="${TEAMCOMM_CLI_VENV:-$HOME/.cache/teamcomm-cli-venv}"
+VENV="${TEAMCOMM_TEST_CLI_VENV:-$HOME/.cache/teamcomm-cli-venv}"
 PYTHON="${PYTHON:-python3}"
 
 log() { echo "install-cli: $*" >&2; }
