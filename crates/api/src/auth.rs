@@ -5,11 +5,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::http::Method;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::{CredentialRef, OrgSnapshots, Principal, RateLimiter, RateScope};
+use teamcomm_keys::{
+    CredentialRef, OrgSnapshots, Principal, RateLimiter, RateScope, check_cli_access,
+};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
@@ -77,7 +78,13 @@ impl FromRequest for Caller {
                         .into());
                     }
                     let principal = state.keys.authenticate_cli_token(&token).await?;
-                    check_cli_access(&state, &principal, req.method(), req.path())?;
+                    let upgrade_url = format!("{}/billing/plans", state.settings.app_url);
+                    check_cli_access(
+                        principal.org.plan,
+                        req.method().as_str(),
+                        req.path(),
+                        &upgrade_url,
+                    )?;
                     principal
                 }
                 _ => return Err(credential_absent().into()),
@@ -87,34 +94,6 @@ impl FromRequest for Caller {
             Ok(Caller(principal))
         })
     }
-}
-
-/// What a CLI session may not do: free-plan organizations reach only an allow-list, and the
-/// directory is read-only to CLI sessions (spec "Authentication method matrix").
-fn check_cli_access(
-    state: &AppState,
-    principal: &Principal,
-    method: &Method,
-    path: &str,
-) -> Result<(), Error> {
-    if principal.org.plan == PlanTier::Free && !free_plan_cli_allows(method, path) {
-        return Err(Error::new(
-            ErrorCode::PlanUpgradeRequired,
-            "This endpoint is not available on the free plan. Upgrade your plan to use it from the CLI.",
-        )
-        .with_upgrade_url(format!("{}/billing/plans", state.settings.app_url)));
-    }
-    let read_only = ["/v1/organization/", "/v1/users/", "/v1/teams/"]
-        .iter()
-        .any(|p| path.starts_with(p));
-    if read_only && method != Method::GET && method != Method::HEAD {
-        return Err(Error::new(
-            ErrorCode::InsufficientScope,
-            "CLI sessions can only read this endpoint; use an API key to change it.",
-        )
-        .with_extra("required_scope", "api_key"));
-    }
-    Ok(())
 }
 
 /// Spends one request of the credential's budget for the request's scope; the decision is
@@ -137,19 +116,6 @@ async fn throttle(
         )
         .with_extra("retry_after", after)
         .with_extra("scope", scope.as_str())),
-    }
-}
-
-/// The endpoints a CLI token of a free-plan organization may call (spec "CLI Bearer tokens on
-/// free-plan organizations").
-pub fn free_plan_cli_allows(method: &Method, path: &str) -> bool {
-    let get = method == Method::GET;
-    let post = method == Method::POST;
-    match path {
-        "/v1/agent-reports/" | "/v1/send-email/" | "/v1/agent-messages/read/" => post,
-        "/v1/agent-messages/" => get || post,
-        "/v1/agent/health/" | "/v1/me/" | "/v1/organization/" | "/v1/cli/status/" => get,
-        p => p.starts_with("/v1/agent/register/") || p.starts_with("/v1/agent/claim"),
     }
 }
 
@@ -223,41 +189,4 @@ impl FromRequest for Operator {
 /// (the operator token's length is fixed by configuration).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn free_plan_cli_allow_list_matches_the_spec() {
-        let allowed = [
-            (Method::POST, "/v1/agent-reports/"),
-            (Method::POST, "/v1/send-email/"),
-            (Method::GET, "/v1/agent-messages/"),
-            (Method::POST, "/v1/agent-messages/"),
-            (Method::POST, "/v1/agent-messages/read/"),
-            (Method::GET, "/v1/agent/health/"),
-            (Method::GET, "/v1/agent/register/challenge/"),
-            (Method::POST, "/v1/agent/register/"),
-            (Method::POST, "/v1/agent/claim/abc/"),
-            (Method::GET, "/v1/me/"),
-            (Method::GET, "/v1/organization/"),
-            (Method::GET, "/v1/cli/status/"),
-        ];
-        for (m, p) in &allowed {
-            assert!(free_plan_cli_allows(m, p), "{m} {p} should be allowed");
-        }
-        let refused = [
-            (Method::GET, "/v1/users/"),
-            (Method::GET, "/v1/kudos/"),
-            (Method::POST, "/v1/send-message/"),
-            (Method::GET, "/v1/agent-reports/"),
-            (Method::DELETE, "/v1/me/"),
-            (Method::POST, "/v1/cli/updates/"),
-        ];
-        for (m, p) in &refused {
-            assert!(!free_plan_cli_allows(m, p), "{m} {p} should be refused");
-        }
-    }
 }
