@@ -17,6 +17,10 @@ async fn wrong_method_is_405() {
     let app = TestApp::spawn().await;
     let r = app.send("DELETE", "/v1/me/", &[], None).await;
     r.assert_error(405, "method_not_allowed");
+    assert_eq!(r.header("allow"), Some("GET"));
+    let r = app.send("TRACE", "/api/org/api-keys/00000000-0000-0000-0000-000000000000/", &[], None).await;
+    r.assert_error(405, "method_not_allowed");
+    assert_eq!(r.header("allow"), Some("GET, PATCH, DELETE"));
     let r = app
         .send("PUT", "/api/org/api-keys/", &[], Some(json!({})))
         .await;
@@ -171,4 +175,34 @@ async fn a_lost_database_is_503_never_500_and_service_recovers() {
         }
     }
     assert!(recovered, "the pool never replaced its dead connections");
+}
+
+#[actix_web::test]
+async fn nul_characters_are_refused_not_a_server_error() {
+    let app = TestApp::spawn().await;
+    let (_, _, _, key) = app.org_with_admin_key("business").await;
+    let r = app.get_with_key("/v1/users/?search=a%00b", &key).await;
+    r.assert_error(400, "invalid_filter_value");
+    let r = app.get_with_key("/v1/teams/?search=%00", &key).await;
+    r.assert_error(400, "invalid_filter_value");
+    let r = app
+        .send(
+            "POST",
+            "/v1/teams/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"name": "a\u{0}b"})),
+        )
+        .await;
+    r.assert_error(400, "params_validation_error");
+    assert!(r.body["errors"]["name"].is_array());
+    let r = app
+        .send(
+            "POST",
+            "/v1/invite-user/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"users_identifiers": ["a\u{0}@x.io"]})),
+        )
+        .await;
+    r.assert_error(400, "params_validation_error");
+    assert_eq!(app.get_with_key("/v1/teams/", &key).await.body["count"], 0);
 }

@@ -93,6 +93,11 @@ impl Body {
     pub fn string(&mut self, field: &str) -> Option<String> {
         match self.map.remove(field) {
             None | Some(Value::Null) => None,
+            // Postgres text cannot hold NUL; refuse it here rather than fail at the database.
+            Some(Value::String(s)) if s.contains('\0') => {
+                self.fail(field, "Null characters are not allowed.");
+                None
+            }
             Some(Value::String(s)) => Some(s),
             Some(_) => {
                 self.fail(field, "Not a valid string.");
@@ -128,14 +133,20 @@ impl Body {
     pub fn string_list(&mut self, field: &str) -> Option<Vec<String>> {
         match self.map.remove(field) {
             None | Some(Value::Null) => None,
-            Some(Value::Array(items)) if items.iter().all(Value::is_string) => Some(
-                items
-                    .into_iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect(),
-            ),
+            Some(Value::Array(items))
+                if items
+                    .iter()
+                    .all(|v| v.as_str().is_some_and(|s| !s.contains('\0'))) =>
+            {
+                Some(
+                    items
+                        .into_iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect(),
+                )
+            }
             Some(_) => {
-                self.fail(field, "Expected a list of strings.");
+                self.fail(field, "Expected a list of strings without null characters.");
                 None
             }
         }

@@ -131,16 +131,58 @@ pub fn query_error(
     ApiError(e).into()
 }
 
-/// The app's default service: 405 when the path exists with another method, else 404.
-pub async fn no_route(req: HttpRequest) -> HttpResponse {
-    if req.resource_map().has_resource(req.path()) {
-        error_response(&Error::new(
-            ErrorCode::MethodNotAllowed,
-            format!("Method \"{}\" not allowed.", req.method()),
-        ))
-    } else {
-        error_response(&Error::not_found())
+/// The app's default service: 405 (with `Allow`) when the path exists with other methods,
+/// else 404. The methods come from the OpenAPI document, which lists every registered route.
+pub async fn no_route(
+    req: HttpRequest,
+    doc: Option<web::Data<utoipa::openapi::OpenApi>>,
+) -> HttpResponse {
+    let allowed = doc
+        .map(|d| allowed_methods(&d, req.path()))
+        .unwrap_or_default();
+    if allowed.is_empty() && !req.resource_map().has_resource(req.path()) {
+        return error_response(&Error::not_found());
     }
+    let mut res = error_response(&Error::new(
+        ErrorCode::MethodNotAllowed,
+        format!("Method \"{}\" not allowed.", req.method()),
+    ));
+    if !allowed.is_empty()
+        && let Ok(value) = HeaderValue::from_str(&allowed.join(", "))
+    {
+        res.headers_mut().insert(header::ALLOW, value);
+    }
+    res
+}
+
+/// The methods the document lists for the route template matching `path`.
+fn allowed_methods(doc: &utoipa::openapi::OpenApi, path: &str) -> Vec<&'static str> {
+    let segments: Vec<&str> = path.split('/').collect();
+    let matches = |template: &str| {
+        let t: Vec<&str> = template.split('/').collect();
+        t.len() == segments.len()
+            && t.iter()
+                .zip(&segments)
+                .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
+    };
+    let mut methods = Vec::new();
+    for (template, item) in &doc.paths.paths {
+        if !matches(template) {
+            continue;
+        }
+        for (method, op) in [
+            ("GET", &item.get),
+            ("POST", &item.post),
+            ("PUT", &item.put),
+            ("PATCH", &item.patch),
+            ("DELETE", &item.delete),
+        ] {
+            if op.is_some() && !methods.contains(&method) {
+                methods.push(method);
+            }
+        }
+    }
+    methods
 }
 
 /// The envelope for a bare status produced outside our handlers (the safety net).

@@ -5,6 +5,7 @@ use actix_web::{App, HttpResponse, get, web};
 use serde::Serialize;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
 use utoipa::{Modify, OpenApi, ToSchema};
 use utoipa_actix_web::AppExt;
 
@@ -72,13 +73,42 @@ impl Modify for SecuritySchemes {
 )]
 struct ApiDoc;
 
-/// Builds the document from the registered routes.
+/// Builds the document from the registered routes. Every operation also documents a `default`
+/// response, the error envelope: any status a route does not list (405, 413, 415, 429, 5xx…)
+/// still answers with it.
 pub fn document() -> OpenApiDoc {
-    let (_, doc) = App::new()
+    let (_, mut doc) = App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())
         .configure(crate::routes::configure)
         .split_for_parts();
+    let envelope = ResponseBuilder::new()
+        .description("Any other error: the JSON envelope `{detail, code}`")
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build();
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.head,
+            &mut item.options,
+        ];
+        for operation in operations.into_iter().flatten() {
+            operation
+                .responses
+                .responses
+                .entry("default".to_owned())
+                .or_insert_with(|| envelope.clone().into());
+        }
+    }
     doc
 }
 

@@ -40,37 +40,42 @@ fn parse_positive(name: &str, raw: &str, min: u64) -> Result<u64, Error> {
 }
 
 impl Paging {
-    /// Reads `page`, `page_size`, `limit`, `offset` from the request's query string.
+    /// Reads `page`, `page_size`, `limit`, `offset` from the request's query string. Every one
+    /// that is present must be valid, even when the other style wins; empty values are absent.
     pub fn from_request(req: &HttpRequest) -> Result<Paging, Error> {
         let pairs: Vec<(String, String)> = url_pairs(req.query_string());
         let get = |k: &str| {
             pairs
                 .iter()
                 .rev()
-                .find(|(key, _)| key == k)
+                .find(|(key, v)| key == k && !v.trim().is_empty())
                 .map(|(_, v)| v.as_str())
         };
-        let size = |raw: Option<&str>, name: &str| -> Result<u64, Error> {
-            Ok(match raw {
-                None => PageRequest::DEFAULT_SIZE,
-                Some(v) => parse_positive(name, v, 1)?.min(PageRequest::MAX_SIZE),
-            })
+        let page = get("page")
+            .map(|v| parse_positive("page", v, 1))
+            .transpose()?;
+        let page_size = get("page_size")
+            .map(|v| parse_positive("page_size", v, 1))
+            .transpose()?;
+        let limit = get("limit")
+            .map(|v| parse_positive("limit", v, 1))
+            .transpose()?;
+        let offset = get("offset")
+            .map(|v| parse_positive("offset", v, 0))
+            .transpose()?;
+        let clamp = |size: Option<u64>| {
+            size.unwrap_or(PageRequest::DEFAULT_SIZE)
+                .min(PageRequest::MAX_SIZE)
         };
-        let style = if get("limit").is_some() || get("offset").is_some() {
-            let limit = size(get("limit"), "limit")?;
-            let offset = get("offset")
-                .map(|v| parse_positive("offset", v, 0))
-                .transpose()?
-                .unwrap_or(0);
-            Style::Offset { offset, limit }
+        let style = if limit.is_some() || offset.is_some() {
+            Style::Offset {
+                offset: offset.unwrap_or(0),
+                limit: clamp(limit),
+            }
         } else {
-            let page = get("page")
-                .map(|v| parse_positive("page", v, 1))
-                .transpose()?
-                .unwrap_or(1);
             Style::Page {
-                page,
-                size: size(get("page_size"), "page_size")?,
+                page: page.unwrap_or(1),
+                size: clamp(page_size),
             }
         };
         let filters = pairs
@@ -216,9 +221,13 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// The request's query parameters; for a repeated key the last value wins.
+/// The request's query parameters; for a repeated key the last value wins, and a parameter
+/// sent empty (`?uuid=`) counts as absent.
 pub fn query_params(req: &HttpRequest) -> std::collections::HashMap<String, String> {
-    url_pairs(req.query_string()).into_iter().collect()
+    url_pairs(req.query_string())
+        .into_iter()
+        .filter(|(_, v)| !v.trim().is_empty())
+        .collect()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::jwt::TokenPair;
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct OrganizationView {
+pub struct OperatorOrganizationView {
     pub uuid: String,
     pub name: String,
     pub plan: String,
@@ -22,9 +22,9 @@ pub struct OrganizationView {
     pub created_at: String,
 }
 
-impl From<&Organization> for OrganizationView {
+impl From<&Organization> for OperatorOrganizationView {
     fn from(o: &Organization) -> Self {
-        OrganizationView {
+        OperatorOrganizationView {
             uuid: o.id.to_string(),
             name: o.name.clone(),
             plan: o.plan.as_str().to_owned(),
@@ -70,7 +70,7 @@ pub struct CliTokenView {
 pub async fn create_organization(
     state: &AppState,
     new: NewOrganization,
-) -> Result<OrganizationView, Error> {
+) -> Result<OperatorOrganizationView, Error> {
     let org = state.orgs.create_organization(&new).await?;
     Ok((&org).into())
 }
@@ -79,7 +79,7 @@ pub async fn update_organization(
     state: &AppState,
     id: OrgId,
     patch: OrganizationPatch,
-) -> Result<OrganizationView, Error> {
+) -> Result<OperatorOrganizationView, Error> {
     let org = state.orgs.update_organization(id, &patch).await?;
     // This process sees its own change at once; other instances within the cache TTL.
     state.org_cache.invalidate(id).await;

@@ -12,6 +12,13 @@ pub const MAX_SEARCH_CHARS: usize = 256;
 /// `search_query_too_long`.
 pub fn search(raw: Option<&str>) -> Result<Option<String>, Error> {
     let Some(raw) = raw else { return Ok(None) };
+    if raw.contains('\0') {
+        return Err(Error::new(
+            ErrorCode::InvalidFilterValue,
+            "The search query contains a NUL character.",
+        )
+        .with_extra("parameter", "search"));
+    }
     if raw.chars().count() > MAX_SEARCH_CHARS {
         return Err(Error::new(
             ErrorCode::SearchQueryTooLong,
@@ -105,6 +112,10 @@ mod tests {
         assert!(search(Some(&"é".repeat(256))).is_ok());
         let e = search(Some(&"a".repeat(257))).unwrap_err();
         assert_eq!(e.code(), ErrorCode::SearchQueryTooLong);
+        assert_eq!(
+            search(Some("a\0b")).unwrap_err().code(),
+            ErrorCode::InvalidFilterValue
+        );
     }
 
     #[test]

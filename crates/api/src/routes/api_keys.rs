@@ -2,7 +2,7 @@
 //! Rules live in `teamcomm_keys::KeyService`; this module only translates the wire.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use teamcomm_kernel::ApiKeyId;
 use teamcomm_keys::{ApiKey, CreateKey, PersonRef, Secret, UpdateKey, masked};
 use utoipa::ToSchema;
@@ -80,7 +80,8 @@ pub struct ApiKeyList {
 }
 
 /// Body of `POST /api/org/api-keys/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct CreateApiKeyBody {
     name: String,
@@ -94,7 +95,8 @@ pub struct CreateApiKeyBody {
 }
 
 /// Body of `PATCH /api/org/api-keys/{id}/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct UpdateApiKeyBody {
     name: Option<String>,
@@ -152,8 +154,8 @@ pub async fn create_api_key(
 #[utoipa::path(
     tag = "api-keys",
     params(
-        ("page" = Option<u64>, Query, description = "1-based page"),
-        ("page_size" = Option<u64>, Query, description = "default 25, max 100"),
+        ("page" = Option<u64>, Query, minimum = 1, description = "1-based page"),
+        ("page_size" = Option<u64>, Query, minimum = 1, description = "default 25, max 100"),
     ),
     responses((status = 200, body = ApiKeyList), (status = 401, body = ErrorBody)),
     security(("jwt" = []))

@@ -1,7 +1,7 @@
 //! Templates, report channels and mood tracking.
 
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use teamcomm_forms::{Template, TemplateFilter, TemplateType};
 use teamcomm_kernel::{Error, filters};
@@ -64,7 +64,7 @@ pub struct TemplateList {
     params(
         ("type" = Option<String>, Query, description = "`checkins` or `forms`"),
         ("system_default" = Option<bool>, Query), ("search" = Option<String>, Query),
-        ("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query),
+        ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1),
     ),
     responses((status = 200, body = TemplateList), (status = 400, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
@@ -142,7 +142,7 @@ pub struct ChannelList {
 
 #[utoipa::path(
     tag = "report-channels",
-    params(("name" = Option<String>, Query, description = "Name fragment"), ("limit" = Option<u64>, Query)),
+    params(("name" = Option<String>, Query, description = "Name fragment"), ("limit" = Option<u64>, Query, minimum = 1)),
     responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
@@ -220,7 +220,7 @@ fn mood_date(raw: Option<&str>) -> Result<Option<time::Date>, Error> {
 
 #[utoipa::path(
     tag = "mood",
-    params(("date" = Option<String>, Query, description = "YYYY-MM-DD; default today (UTC)")),
+    params(("date" = Option<time::Date>, Query, description = "YYYY-MM-DD; default today (UTC)")),
     responses((status = 200, body = MoodView), (status = 400, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
@@ -239,7 +239,8 @@ pub async fn get_mood(
 }
 
 /// Body of `POST /v1/mood/track/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct MoodBody {
     /// 1 to 5.

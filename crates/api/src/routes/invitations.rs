@@ -1,7 +1,7 @@
 //! `POST /v1/invite-user/` and the pending invitations.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, TeamId};
 use teamcomm_org::{Invitation, InvitationKind, InviteRequest};
 use utoipa::ToSchema;
@@ -49,7 +49,8 @@ impl From<&Invitation> for InvitationView {
 }
 
 /// Body of `POST /v1/invite-user/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct InviteBody {
     /// E-mail addresses (contain `@`) or chat-platform user ids; 1 to 100.
@@ -173,7 +174,7 @@ fn invitation_id(raw: &str) -> ApiResult<Uuid> {
 
 #[utoipa::path(
     tag = "invitations",
-    params(("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query)),
+    params(("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1)),
     responses((status = 200, description = "Pending member invitations", body = InvitationList), (status = 403, description = "`org_admin_required`", body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
@@ -188,7 +189,7 @@ pub async fn list_member_invitations(
 
 #[utoipa::path(
     tag = "invitations",
-    params(("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query)),
+    params(("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1)),
     responses((status = 200, description = "Every pending invitation", body = InvitationList), (status = 403, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
@@ -203,7 +204,7 @@ pub async fn list_all_invitations(
 
 #[utoipa::path(
     tag = "invitations",
-    params(("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query)),
+    params(("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1)),
     responses((status = 200, description = "Pending guest invitations", body = InvitationList), (status = 403, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]

@@ -2,6 +2,7 @@
 //! `TEAMCOMM_OPERATOR_TOKEN` is set). Stands in for chat-platform onboarding and web login.
 
 use actix_web::{HttpResponse, patch, post, web};
+use serde::Deserialize;
 use teamcomm_kernel::{Error, OrgId, UserId};
 use teamcomm_org::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
 use utoipa::ToSchema;
@@ -11,7 +12,7 @@ use crate::body::{Body, JsonBody};
 use crate::error::ApiResult;
 use crate::jwt::TokenPair;
 use crate::openapi::ErrorBody;
-use crate::provision::{self, CliTokenView, OperatorUserView, OrganizationView};
+use crate::provision::{self, CliTokenView, OperatorOrganizationView, OperatorUserView};
 use crate::state::AppState;
 
 const ORG_FIELDS: &[&str] = &[
@@ -28,7 +29,8 @@ fn uuid_path<T: std::str::FromStr>(raw: &str) -> ApiResult<T> {
 }
 
 /// Body of `POST /operator/v1/organizations/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct CreateOrganizationBody {
     name: String,
@@ -43,7 +45,8 @@ pub struct CreateOrganizationBody {
 }
 
 /// Body of `POST /operator/v1/organizations/{uuid}/users/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct CreateUserBody {
     email: String,
@@ -57,7 +60,7 @@ pub struct CreateUserBody {
 #[utoipa::path(
     tag = "operator",
     request_body = CreateOrganizationBody,
-    responses((status = 201, body = OrganizationView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    responses((status = 201, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = []))
 )]
 #[post("/operator/v1/organizations/")]
@@ -84,7 +87,7 @@ pub async fn create_organization(
     tag = "operator",
     params(("uuid" = String, Path)),
     request_body = CreateOrganizationBody,
-    responses((status = 200, body = OrganizationView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = []))
 )]
 #[patch("/operator/v1/organizations/{uuid}/")]
@@ -202,7 +205,8 @@ pub async fn create_cli_token(
 }
 
 /// Body of `POST /operator/v1/organizations/{uuid}/channels/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct RegisterChannelBody {
     /// The chat platform's channel id.
@@ -211,7 +215,7 @@ pub struct RegisterChannelBody {
     /// Default: the organization's platform, else `slack`.
     platform: Option<String>,
     /// `channel` (default), `private_channel`, `group_chat` or `direct_message`.
-    #[schema(rename = "type")]
+    #[serde(rename = "type")]
     channel_type: Option<String>,
 }
 

@@ -1,7 +1,7 @@
 //! The directory: `GET /v1/organization/`, `/v1/users/` and important dates.
 
 use actix_web::{HttpRequest, HttpResponse, get, patch, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, UserId, filters};
 use teamcomm_org::{
     ImportantDate, ProfilePatch, Role, User, UserFilter, parse_date, validate_birth_date,
@@ -145,8 +145,8 @@ fn user_id(raw: &str) -> ApiResult<UserId> {
         ("search" = Option<String>, Query, description = "Name or e-mail fragment, at most 256 characters"),
         ("is_active" = Option<bool>, Query, description = "Only active (true) or deactivated (false) people"),
         ("include_email" = Option<bool>, Query),
-        ("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query),
-        ("limit" = Option<u64>, Query), ("offset" = Option<u64>, Query),
+        ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1),
+        ("limit" = Option<u64>, Query, minimum = 1), ("offset" = Option<u64>, Query),
     ),
     responses((status = 200, body = UserList), (status = 400, description = "`search_query_too_long`, `invalid_filter_value`", body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
@@ -197,7 +197,8 @@ pub async fn get_user(
 }
 
 /// Body of `PATCH /v1/users/{uuid}/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct UpdateUserBody {
     first_name: Option<String>,
@@ -358,7 +359,7 @@ impl From<&ImportantDate> for ImportantDateView {
 
 #[utoipa::path(
     tag = "directory",
-    params(("uuid" = Option<String>, Query, description = "Only this person's dates")),
+    params(("uuid" = Option<uuid::Uuid>, Query, description = "Only this person's dates")),
     responses(
         (status = 200, description = "Birthdays and work anniversaries, soonest first (a bare list)", body = [ImportantDateView]),
         (status = 400, description = "`invalid_user_identifier`", body = ErrorBody),

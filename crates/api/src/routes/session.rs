@@ -1,6 +1,7 @@
 //! `POST /api/auth/token/refresh/`: a new access token from a refresh token.
 
 use actix_web::{HttpResponse, post, web};
+use serde::Deserialize;
 use teamcomm_kernel::Error;
 use utoipa::ToSchema;
 
@@ -10,7 +11,8 @@ use crate::jwt::{TokenPair, TokenType};
 use crate::openapi::ErrorBody;
 use crate::state::AppState;
 
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct RefreshBody {
     refresh: String,

@@ -2,7 +2,7 @@
 //! are admin only (`org_admin_required`); rules in `teamcomm_org::Directory`.
 
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, put, web};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, PageRequest, TeamId, UserId, filters};
 use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRole};
 use utoipa::ToSchema;
@@ -107,7 +107,7 @@ fn role_of(b: &mut Body) -> Result<Option<TeamRole>, Error> {
     tag = "teams",
     params(
         ("search" = Option<String>, Query), ("include_archived" = Option<bool>, Query),
-        ("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query),
+        ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1),
     ),
     responses((status = 200, description = "Admins see every team, others their own", body = TeamList), (status = 401, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
@@ -137,20 +137,31 @@ pub async fn list_teams(
         .json(paging.envelope(&state.settings.base_url, page.map(|t| TeamView::from(&t)))))
 }
 
-/// Body of `POST /v1/teams/` and `PATCH /v1/teams/{uuid}/`.
-#[derive(Debug, ToSchema)]
+/// Body of `POST /v1/teams/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
-pub struct TeamBody {
+pub struct CreateTeamBody {
+    #[schema(min_length = 1, max_length = 200)]
     name: String,
-    /// On create: people to add at once.
-    member_uuids: Option<Vec<String>>,
-    /// On update: false archives, true restores.
+    /// People of the organization to add at once.
+    member_uuids: Option<Vec<uuid::Uuid>>,
+}
+
+/// Body of `PATCH /v1/teams/{uuid}/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct UpdateTeamBody {
+    #[schema(min_length = 1, max_length = 200)]
+    name: Option<String>,
+    /// False archives, true restores.
     active: Option<bool>,
 }
 
 #[utoipa::path(
     tag = "teams",
-    request_body = TeamBody,
+    request_body = CreateTeamBody,
     responses((status = 201, body = TeamView), (status = 400, body = ErrorBody), (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -197,7 +208,7 @@ pub async fn get_team(
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path)),
-    request_body = TeamBody,
+    request_body = UpdateTeamBody,
     responses((status = 200, body = TeamView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = []))
 )]
@@ -240,7 +251,7 @@ pub async fn archive_team(
 
 #[utoipa::path(
     tag = "teams",
-    params(("uuid" = String, Path), ("include_email" = Option<bool>, Query), ("page" = Option<u64>, Query), ("page_size" = Option<u64>, Query)),
+    params(("uuid" = String, Path), ("include_email" = Option<bool>, Query), ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1)),
     responses((status = 200, description = "Members; all of them unless paging parameters are given", body = TeamMemberList), (status = 404, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
@@ -293,7 +304,8 @@ pub async fn get_member(
 }
 
 /// Body of `PUT|PATCH /v1/teams/{uuid}/members/{user}/` (may be empty).
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct MemberBody {
     /// `member` (default) or `manager`.
@@ -390,7 +402,8 @@ pub async fn remove_member(
 }
 
 /// Body of `POST /v1/teams/{uuid}/invite/`.
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)]
 pub struct TeamInviteBody {
     /// User UUIDs of the organization, or e-mail addresses (unknown ones get an invitation).
