@@ -18,7 +18,14 @@ async fn wrong_method_is_405() {
     let r = app.send("DELETE", "/v1/me/", &[], None).await;
     r.assert_error(405, "method_not_allowed");
     assert_eq!(r.header("allow"), Some("GET"));
-    let r = app.send("TRACE", "/api/org/api-keys/00000000-0000-0000-0000-000000000000/", &[], None).await;
+    let r = app
+        .send(
+            "TRACE",
+            "/api/org/api-keys/00000000-0000-0000-0000-000000000000/",
+            &[],
+            None,
+        )
+        .await;
     r.assert_error(405, "method_not_allowed");
     assert_eq!(r.header("allow"), Some("GET, PATCH, DELETE"));
     let r = app
