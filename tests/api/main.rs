@@ -8,6 +8,7 @@ mod cli;
 mod directory;
 mod envelope;
 mod invitations;
+mod lifecycle;
 mod me;
 mod openapi;
 mod operator;
