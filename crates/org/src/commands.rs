@@ -166,7 +166,7 @@ fn validate_name(field: &str, value: &str) -> Result<String, Error> {
     Ok(v.to_owned())
 }
 
-fn validate_person_name(field: &str, value: &str) -> Result<String, Error> {
+pub(crate) fn validate_person_name(field: &str, value: &str) -> Result<String, Error> {
     let v = value.trim();
     if v.chars().count() > 150 {
         return Err(Error::invalid_field(
@@ -186,7 +186,7 @@ fn parse_plan(plan: &str) -> Result<PlanTier, Error> {
     })
 }
 
-fn parse_role(role: &str) -> Result<Role, Error> {
+pub(crate) fn parse_role(role: &str) -> Result<Role, Error> {
     Role::parse(role)
         .ok_or_else(|| Error::invalid_field("role", "Must be one of: admin, member, guest."))
 }

@@ -45,6 +45,56 @@ pub struct ProfilePatch {
     pub is_active: Option<bool>,
 }
 
+/// A profile change as sent: `Some(None)` on a nullable field means "clear it".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileInput {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub timezone: Option<String>,
+    pub occupation: Option<String>,
+    pub birth_date: Option<Option<String>>,
+    pub work_anniversary: Option<Option<String>>,
+    pub role: Option<String>,
+    pub is_active: Option<bool>,
+}
+
+impl ProfileInput {
+    /// Validates every field (names and occupation up to 150 characters, IANA-style zone,
+    /// `MM-DD` birthday, `YYYY-MM-DD` anniversary, a known role).
+    pub fn validate(self) -> Result<ProfilePatch, Error> {
+        let person = |field: &str, v: Option<String>| {
+            v.map(|v| crate::commands::validate_person_name(field, &v))
+                .transpose()
+        };
+        Ok(ProfilePatch {
+            first_name: person("first_name", self.first_name)?,
+            last_name: person("last_name", self.last_name)?,
+            timezone: self.timezone.map(|t| validate_timezone(&t)).transpose()?,
+            occupation: person("occupation", self.occupation)?,
+            birth_date: self
+                .birth_date
+                .map(|d| d.map(|d| validate_birth_date(&d)).transpose())
+                .transpose()?,
+            work_anniversary: self
+                .work_anniversary
+                .map(|d| {
+                    d.map(|d| {
+                        parse_date(&d).ok_or_else(|| {
+                            Error::invalid_field("work_anniversary", "Use the format YYYY-MM-DD.")
+                        })
+                    })
+                    .transpose()
+                })
+                .transpose()?,
+            role: self
+                .role
+                .map(|r| crate::commands::parse_role(&r))
+                .transpose()?,
+            is_active: self.is_active,
+        })
+    }
+}
+
 impl ProfilePatch {
     /// True when the patch touches what only admins may change.
     pub fn needs_admin(&self) -> bool {
@@ -311,6 +361,46 @@ mod tests {
         assert_eq!(dates[0].next, date!(2027 - 02 - 28));
         assert_eq!(dates[1].next, date!(2027 - 05 - 01));
         assert_eq!(dates[1].years, Some(1));
+    }
+
+    #[test]
+    fn profile_input_validates_every_field_and_keeps_clears() {
+        let patch = ProfileInput {
+            first_name: Some(" Ada ".into()),
+            birth_date: Some(None),
+            work_anniversary: Some(Some("2020-06-15".into())),
+            role: Some("admin".into()),
+            ..ProfileInput::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(patch.first_name.as_deref(), Some("Ada"));
+        assert_eq!(patch.birth_date, Some(None));
+        assert_eq!(patch.work_anniversary, Some(Some(date!(2020 - 06 - 15))));
+        assert!(patch.needs_admin());
+        for bad in [
+            ProfileInput {
+                last_name: Some("x".repeat(151)),
+                ..ProfileInput::default()
+            },
+            ProfileInput {
+                timezone: Some("Not A Zone".into()),
+                ..ProfileInput::default()
+            },
+            ProfileInput {
+                work_anniversary: Some(Some("15/06/2020".into())),
+                ..ProfileInput::default()
+            },
+            ProfileInput {
+                role: Some("owner".into()),
+                ..ProfileInput::default()
+            },
+        ] {
+            assert_eq!(
+                bad.validate().unwrap_err().code(),
+                ErrorCode::ParamsValidationError
+            );
+        }
     }
 
     #[test]

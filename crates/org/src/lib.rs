@@ -11,8 +11,9 @@ mod service;
 pub use commands::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
 pub use directory::{
     ImportantDate, ImportantDateKind, Invitation, MAX_INVITES_PER_REQUEST, MoodEntry,
-    NewInvitation, ProfilePatch, TeamFilter, UserFilter, classify_identifier, important_date_id,
-    important_dates_of, parse_date, validate_birth_date, validate_score, validate_timezone,
+    NewInvitation, ProfileInput, ProfilePatch, TeamFilter, UserFilter, classify_identifier,
+    important_date_id, important_dates_of, parse_date, validate_birth_date, validate_score,
+    validate_timezone,
 };
 pub use model::{Organization, PlanTier, Role, Team, TeamMember, TeamRole, User, full_name};
 pub use ports::{

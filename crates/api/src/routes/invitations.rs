@@ -168,6 +168,32 @@ async fn list(
     Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
 }
 
+async fn show(
+    state: web::Data<AppState>,
+    caller: Caller,
+    kind: InvitationKind,
+    id: &str,
+) -> ApiResult<HttpResponse> {
+    let inv = state
+        .directory
+        .get_invitation(caller.user(), kind, invitation_id(id)?)
+        .await?;
+    Ok(HttpResponse::Ok().json(InvitationView::from(&inv)))
+}
+
+async fn revoke(
+    state: web::Data<AppState>,
+    caller: Caller,
+    kind: InvitationKind,
+    id: &str,
+) -> ApiResult<HttpResponse> {
+    state
+        .directory
+        .revoke_invitation(caller.user(), kind, invitation_id(id)?)
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
 fn invitation_id(raw: &str) -> ApiResult<Uuid> {
     Uuid::parse_str(raw).map_err(|_| Error::not_found().into())
 }
@@ -229,11 +255,7 @@ pub async fn get_guest_invitation(
     caller: Caller,
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let inv = state
-        .directory
-        .get_invitation(caller.user(), InvitationKind::Guests, invitation_id(&id)?)
-        .await?;
-    Ok(HttpResponse::Ok().json(InvitationView::from(&inv)))
+    show(state, caller, InvitationKind::Guests, &id).await
 }
 
 #[utoipa::path(
@@ -248,11 +270,7 @@ pub async fn delete_guest_invitation(
     caller: Caller,
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    state
-        .directory
-        .revoke_invitation(caller.user(), InvitationKind::Guests, invitation_id(&id)?)
-        .await?;
-    Ok(HttpResponse::NoContent().finish())
+    revoke(state, caller, InvitationKind::Guests, &id).await
 }
 
 #[utoipa::path(
@@ -267,11 +285,7 @@ pub async fn get_invitation(
     caller: Caller,
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let inv = state
-        .directory
-        .get_invitation(caller.user(), InvitationKind::All, invitation_id(&id)?)
-        .await?;
-    Ok(HttpResponse::Ok().json(InvitationView::from(&inv)))
+    show(state, caller, InvitationKind::All, &id).await
 }
 
 #[utoipa::path(
@@ -286,9 +300,5 @@ pub async fn delete_invitation(
     caller: Caller,
     id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    state
-        .directory
-        .revoke_invitation(caller.user(), InvitationKind::All, invitation_id(&id)?)
-        .await?;
-    Ok(HttpResponse::NoContent().finish())
+    revoke(state, caller, InvitationKind::All, &id).await
 }

@@ -3,10 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, patch, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, UserId, filters};
-use teamcomm_org::{
-    ImportantDate, ProfilePatch, Role, User, UserFilter, parse_date, validate_birth_date,
-    validate_timezone,
-};
+use teamcomm_org::{ImportantDate, ProfileInput, User, UserFilter};
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
@@ -249,61 +246,25 @@ pub async fn update_user(
             "is_active",
         ],
     )?;
-    let first_name = b.string("first_name");
-    let last_name = b.string("last_name");
-    let timezone = b.string("timezone");
-    let occupation = b.string("occupation");
     let birth_present = b.has("birth_date");
-    let birth_date = b.string("birth_date");
     let anniversary_present = b.has("work_anniversary");
-    let anniversary = b.string("work_anniversary");
-    let role = b.string("role");
-    let is_active = b.bool("is_active");
-    b.finish()?;
-    let patch = ProfilePatch {
-        first_name: first_name.map(|n| bounded("first_name", &n)).transpose()?,
-        last_name: last_name.map(|n| bounded("last_name", &n)).transpose()?,
-        timezone: timezone.map(|t| validate_timezone(&t)).transpose()?,
-        occupation: occupation.map(|o| bounded("occupation", &o)).transpose()?,
-        birth_date: birth_present
-            .then(|| birth_date.map(|d| validate_birth_date(&d)).transpose())
-            .transpose()?,
-        work_anniversary: anniversary_present
-            .then(|| {
-                anniversary
-                    .map(|d| {
-                        parse_date(&d).ok_or_else(|| {
-                            Error::invalid_field("work_anniversary", "Use the format YYYY-MM-DD.")
-                        })
-                    })
-                    .transpose()
-            })
-            .transpose()?,
-        role: role
-            .map(|r| {
-                Role::parse(&r).ok_or_else(|| {
-                    Error::invalid_field("role", "Must be one of: admin, member, guest.")
-                })
-            })
-            .transpose()?,
-        is_active,
+    let input = ProfileInput {
+        first_name: b.string("first_name"),
+        last_name: b.string("last_name"),
+        timezone: b.string("timezone"),
+        occupation: b.string("occupation"),
+        birth_date: birth_present.then(|| b.string("birth_date")),
+        work_anniversary: anniversary_present.then(|| b.string("work_anniversary")),
+        role: b.string("role"),
+        is_active: b.bool("is_active"),
     };
+    b.finish()?;
+    let patch = input.validate()?;
     let user = state
         .directory
         .update_user(caller.user(), id, patch)
         .await?;
     Ok(HttpResponse::Ok().json(UserView::new(&user, true)))
-}
-
-fn bounded(field: &str, value: &str) -> Result<String, Error> {
-    let v = value.trim();
-    if v.chars().count() > 150 {
-        return Err(Error::invalid_field(
-            field,
-            "Ensure this field has no more than 150 characters.",
-        ));
-    }
-    Ok(v.to_owned())
 }
 
 /// A birthday or work anniversary at its next occurrence.

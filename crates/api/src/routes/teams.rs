@@ -12,7 +12,7 @@ use crate::body::{Body, JsonBody, iso};
 use crate::error::ApiResult;
 use crate::openapi::ErrorBody;
 use crate::paging::{Paging, query_params};
-use crate::routes::invitations::InvitationView;
+use crate::routes::invitations::{InvitationView, InvitedUsers};
 use crate::routes::people::UserView;
 use crate::state::AppState;
 
@@ -418,19 +418,13 @@ pub struct TeamInviteBody {
 pub struct TeamInviteResult<'a> {
     pub team: TeamView,
     pub members_added: CountedMembers<'a>,
-    pub users_invited: CountedInvitations,
+    pub users_invited: InvitedUsers,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CountedMembers<'a> {
     pub count: usize,
     pub members: Vec<TeamMemberView<'a>>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CountedInvitations {
-    pub count: usize,
-    pub members: Vec<InvitationView>,
 }
 
 #[utoipa::path(
@@ -473,7 +467,7 @@ pub async fn invite_to_team(
                 .map(|m| TeamMemberView::new(m, true))
                 .collect(),
         },
-        users_invited: CountedInvitations {
+        users_invited: InvitedUsers {
             count: outcome.invited.len(),
             members: outcome.invited.iter().map(InvitationView::from).collect(),
         },
