@@ -1,6 +1,9 @@
 //! The forms and check-ins domain. For now: the templates new check-ins and forms start from
 //! (built-in ones are seeded by migration; organizations may have their own).
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
 use async_trait::async_trait;
 use serde_json::Value;
 use teamcomm_kernel::{Error, OrgId, Page, PageRequest, RepoError};

@@ -1,6 +1,9 @@
 //! The messaging domain. For now: the organization's chat channels, the ids usable in
 //! `report_channels` of check-ins and forms.
 
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
 use async_trait::async_trait;
 use teamcomm_kernel::{Error, OrgId, RepoError};
 use time::OffsetDateTime;

@@ -7,6 +7,8 @@ mod directory;
 mod model;
 mod ports;
 mod service;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use commands::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
 pub use directory::{

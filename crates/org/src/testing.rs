@@ -1,0 +1,768 @@
+//! In-memory implementations of the organization ports, for rule tests and the port contract
+//! suite. They follow the Postgres adapter (`crates/store-pg/src/repo/`) observably: the same
+//! ordering (byte-wise, as the database's C collation), organization scoping (`NotFound`), the
+//! same unique and foreign-key refusals (`Conflict` with the constraint's name) and the same
+//! paging counts. The team, invitation and mood repositories hold the organization repository
+//! because their rows refer to its organizations and people.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use teamcomm_kernel::{
+    Clock, OrgId, Page, PageRequest, RepoError, SharedClock, SystemClock, TeamId, UserId,
+};
+use time::{Date, OffsetDateTime};
+use uuid::Uuid;
+
+use crate::{
+    Invitation, InvitationKind, InvitationRepository, MoodEntry, MoodRepository, NewInvitation,
+    NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, Team,
+    TeamFilter, TeamMember, TeamRepository, TeamRole, User, UserFilter, UserPatch,
+};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking test must not poison the store for the assertions that report it.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn conflict(constraint: &str) -> RepoError {
+    RepoError::Conflict {
+        constraint: constraint.to_owned(),
+    }
+}
+
+/// One page of an already filtered and ordered list, counted before slicing.
+fn page_of<T>(rows: Vec<T>, page: PageRequest) -> Page<T> {
+    let count = rows.len() as u64;
+    let offset = usize::try_from(page.offset).unwrap_or(usize::MAX);
+    let limit = usize::try_from(page.limit).unwrap_or(usize::MAX);
+    Page {
+        count,
+        results: rows.into_iter().skip(offset).take(limit).collect(),
+    }
+}
+
+/// What SQL `ILIKE '%fragment%'` answers (wildcards in the fragment are escaped there).
+pub fn ilike_contains(haystack: &str, fragment: &str) -> bool {
+    haystack.to_lowercase().contains(&fragment.to_lowercase())
+}
+
+fn by_name(a: &User, b: &User) -> std::cmp::Ordering {
+    (&a.first_name, &a.last_name, a.id).cmp(&(&b.first_name, &b.last_name, b.id))
+}
+
+/// Organizations and their people.
+pub struct InMemoryOrgRepository {
+    clock: SharedClock,
+    orgs: Mutex<HashMap<OrgId, Organization>>,
+    users: Mutex<HashMap<UserId, User>>,
+}
+
+impl Default for InMemoryOrgRepository {
+    fn default() -> Self {
+        Self::with_clock(Arc::new(SystemClock))
+    }
+}
+
+impl InMemoryOrgRepository {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stamps `created_at` from `clock` (this repository's and those built on it).
+    pub fn with_clock(clock: SharedClock) -> Self {
+        InMemoryOrgRepository {
+            clock,
+            orgs: Mutex::new(HashMap::new()),
+            users: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn now(&self) -> OffsetDateTime {
+        self.clock.now()
+    }
+
+    fn org_exists(&self, id: OrgId) -> bool {
+        lock(&self.orgs).contains_key(&id)
+    }
+
+    /// The person, in any organization.
+    fn user(&self, id: UserId) -> Option<User> {
+        lock(&self.users).get(&id).cloned()
+    }
+}
+
+#[async_trait]
+impl OrgRepository for InMemoryOrgRepository {
+    async fn create_organization(&self, new: &NewOrganization) -> Result<Organization, RepoError> {
+        let org = Organization {
+            id: OrgId::new(),
+            name: new.name.clone(),
+            plan: new.plan,
+            api_access: new.api_access,
+            plan_beta: new.plan_beta,
+            exchange_tokens: new.exchange_tokens,
+            timezone: "UTC".to_owned(),
+            platform: new.platform.clone(),
+            created_at: self.now(),
+        };
+        lock(&self.orgs).insert(org.id, org.clone());
+        Ok(org)
+    }
+
+    async fn update_organization(
+        &self,
+        id: OrgId,
+        patch: &OrganizationPatch,
+    ) -> Result<Organization, RepoError> {
+        let mut orgs = lock(&self.orgs);
+        let org = orgs.get_mut(&id).ok_or(RepoError::NotFound)?;
+        if let Some(name) = &patch.name {
+            org.name.clone_from(name);
+        }
+        if let Some(plan) = patch.plan {
+            org.plan = plan;
+        }
+        if let Some(v) = patch.api_access {
+            org.api_access = v;
+        }
+        if let Some(v) = patch.plan_beta {
+            org.plan_beta = v;
+        }
+        if let Some(v) = patch.exchange_tokens {
+            org.exchange_tokens = v;
+        }
+        if let Some(p) = &patch.platform {
+            org.platform = Some(p.clone());
+        }
+        Ok(org.clone())
+    }
+
+    async fn get_organization(&self, id: OrgId) -> Result<Organization, RepoError> {
+        lock(&self.orgs)
+            .get(&id)
+            .cloned()
+            .ok_or(RepoError::NotFound)
+    }
+
+    async fn is_empty(&self) -> Result<bool, RepoError> {
+        Ok(lock(&self.orgs).is_empty())
+    }
+
+    async fn create_user(&self, org: OrgId, new: &NewUser) -> Result<User, RepoError> {
+        if !self.org_exists(org) {
+            return Err(conflict("users_organization_id_fkey"));
+        }
+        let mut users = lock(&self.users);
+        if users
+            .values()
+            .any(|u| u.org_id == org && u.email.to_lowercase() == new.email.to_lowercase())
+        {
+            return Err(conflict("users_org_email_key"));
+        }
+        let user = User {
+            id: UserId::new(),
+            org_id: org,
+            email: new.email.clone(),
+            first_name: new.first_name.clone(),
+            last_name: new.last_name.clone(),
+            role: new.role,
+            is_active: new.is_active,
+            timezone: "UTC".to_owned(),
+            occupation: String::new(),
+            image: None,
+            birth_date: None,
+            work_anniversary: None,
+            created_at: self.now(),
+        };
+        users.insert(user.id, user.clone());
+        Ok(user)
+    }
+
+    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
+        let mut users = lock(&self.users);
+        let user = users.get_mut(&id).ok_or(RepoError::NotFound)?;
+        if let Some(v) = patch.is_active {
+            user.is_active = v;
+        }
+        if let Some(r) = patch.role {
+            user.role = r;
+        }
+        Ok(user.clone())
+    }
+
+    async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
+        self.user(id).ok_or(RepoError::NotFound)
+    }
+
+    async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError> {
+        self.user(id)
+            .filter(|u| u.org_id == org)
+            .ok_or(RepoError::NotFound)
+    }
+
+    async fn list_users(
+        &self,
+        org: OrgId,
+        filter: &UserFilter,
+        page: PageRequest,
+    ) -> Result<Page<User>, RepoError> {
+        let mut rows: Vec<User> = lock(&self.users)
+            .values()
+            .filter(|u| u.org_id == org)
+            .filter(|u| filter.is_active.is_none_or(|a| u.is_active == a))
+            .filter(|u| {
+                filter.search.as_deref().is_none_or(|s| {
+                    ilike_contains(&u.first_name, s)
+                        || ilike_contains(&u.last_name, s)
+                        || ilike_contains(&u.email, s)
+                        || ilike_contains(&format!("{} {}", u.first_name, u.last_name), s)
+                })
+            })
+            .cloned()
+            .collect();
+        rows.sort_by(by_name);
+        Ok(page_of(rows, page))
+    }
+
+    async fn find_users_by_email(
+        &self,
+        org: OrgId,
+        emails: &[String],
+    ) -> Result<Vec<User>, RepoError> {
+        Ok(lock(&self.users)
+            .values()
+            .filter(|u| u.org_id == org && emails.contains(&u.email))
+            .cloned()
+            .collect())
+    }
+
+    async fn update_profile(
+        &self,
+        org: OrgId,
+        id: UserId,
+        patch: &ProfilePatch,
+    ) -> Result<User, RepoError> {
+        let mut users = lock(&self.users);
+        let user = users
+            .get_mut(&id)
+            .filter(|u| u.org_id == org)
+            .ok_or(RepoError::NotFound)?;
+        if let Some(v) = &patch.first_name {
+            user.first_name.clone_from(v);
+        }
+        if let Some(v) = &patch.last_name {
+            user.last_name.clone_from(v);
+        }
+        if let Some(v) = &patch.timezone {
+            user.timezone.clone_from(v);
+        }
+        if let Some(v) = &patch.occupation {
+            user.occupation.clone_from(v);
+        }
+        if let Some(v) = &patch.birth_date {
+            user.birth_date.clone_from(v);
+        }
+        if let Some(v) = patch.work_anniversary {
+            user.work_anniversary = v;
+        }
+        if let Some(v) = patch.role {
+            user.role = v;
+        }
+        if let Some(v) = patch.is_active {
+            user.is_active = v;
+        }
+        Ok(user.clone())
+    }
+
+    async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError> {
+        let mut rows: Vec<User> = lock(&self.users)
+            .values()
+            .filter(|u| u.org_id == org)
+            .filter(|u| u.birth_date.is_some() || u.work_anniversary.is_some())
+            .cloned()
+            .collect();
+        rows.sort_by(by_name);
+        Ok(rows)
+    }
+}
+
+struct StoredTeam {
+    id: TeamId,
+    org_id: OrgId,
+    name: String,
+    active: bool,
+    created_at: OffsetDateTime,
+}
+
+struct Membership {
+    team: TeamId,
+    user: UserId,
+    role: TeamRole,
+    joined_at: OffsetDateTime,
+}
+
+#[derive(Default)]
+struct TeamState {
+    teams: HashMap<TeamId, StoredTeam>,
+    /// In insertion order; (team, user) is unique.
+    members: Vec<Membership>,
+}
+
+impl TeamState {
+    fn view(&self, t: &StoredTeam) -> Team {
+        Team {
+            id: t.id,
+            org_id: t.org_id,
+            name: t.name.clone(),
+            active: t.active,
+            is_default: false,
+            members_count: self.members.iter().filter(|m| m.team == t.id).count() as u64,
+            created_at: t.created_at,
+        }
+    }
+}
+
+/// Teams and memberships, over the people of an [`InMemoryOrgRepository`].
+pub struct InMemoryTeamRepository {
+    people: Arc<InMemoryOrgRepository>,
+    state: Mutex<TeamState>,
+}
+
+impl InMemoryTeamRepository {
+    pub fn new(people: Arc<InMemoryOrgRepository>) -> Self {
+        InMemoryTeamRepository {
+            people,
+            state: Mutex::new(TeamState::default()),
+        }
+    }
+
+    /// The membership with its person, when that person belongs to `org`.
+    fn member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<TeamMember, RepoError> {
+        let state = lock(&self.state);
+        let m = state
+            .members
+            .iter()
+            .find(|m| m.team == team && m.user == user)
+            .ok_or(RepoError::NotFound)?;
+        let person = self
+            .people
+            .user(user)
+            .filter(|u| u.org_id == org)
+            .ok_or(RepoError::NotFound)?;
+        Ok(TeamMember {
+            team_id: team,
+            user: person,
+            role: m.role,
+            joined_at: m.joined_at,
+        })
+    }
+}
+
+#[async_trait]
+impl TeamRepository for InMemoryTeamRepository {
+    async fn create_team(
+        &self,
+        org: OrgId,
+        name: &str,
+        members: &[UserId],
+    ) -> Result<Team, RepoError> {
+        if !self.people.org_exists(org) {
+            return Err(conflict("teams_organization_id_fkey"));
+        }
+        let now = self.people.now();
+        let team = StoredTeam {
+            id: TeamId::new(),
+            org_id: org,
+            name: name.to_owned(),
+            active: true,
+            created_at: now,
+        };
+        let mut joining: Vec<UserId> = Vec::new();
+        for m in members {
+            if !joining.contains(m) && self.people.user(*m).is_some_and(|u| u.org_id == org) {
+                joining.push(*m);
+            }
+        }
+        let mut state = lock(&self.state);
+        state
+            .members
+            .extend(joining.into_iter().map(|user| Membership {
+                team: team.id,
+                user,
+                role: TeamRole::Member,
+                joined_at: now,
+            }));
+        let view = state.view(&team);
+        state.teams.insert(team.id, team);
+        Ok(view)
+    }
+
+    async fn update_team(
+        &self,
+        org: OrgId,
+        id: TeamId,
+        name: Option<&str>,
+        active: Option<bool>,
+    ) -> Result<Team, RepoError> {
+        let mut state = lock(&self.state);
+        let team = state
+            .teams
+            .get_mut(&id)
+            .filter(|t| t.org_id == org)
+            .ok_or(RepoError::NotFound)?;
+        if let Some(name) = name {
+            name.clone_into(&mut team.name);
+        }
+        if let Some(active) = active {
+            team.active = active;
+        }
+        let team = &state.teams[&id];
+        Ok(state.view(team))
+    }
+
+    async fn get_team(&self, org: OrgId, id: TeamId) -> Result<Team, RepoError> {
+        let state = lock(&self.state);
+        let team = state
+            .teams
+            .get(&id)
+            .filter(|t| t.org_id == org)
+            .ok_or(RepoError::NotFound)?;
+        Ok(state.view(team))
+    }
+
+    async fn list_teams(
+        &self,
+        org: OrgId,
+        filter: &TeamFilter,
+        page: PageRequest,
+    ) -> Result<Page<Team>, RepoError> {
+        let state = lock(&self.state);
+        let mut rows: Vec<Team> = state
+            .teams
+            .values()
+            .filter(|t| t.org_id == org)
+            .filter(|t| filter.include_archived || t.active)
+            .filter(|t| {
+                filter.member_of.is_none_or(|user| {
+                    state
+                        .members
+                        .iter()
+                        .any(|m| m.team == t.id && m.user == user)
+                })
+            })
+            .filter(|t| {
+                filter
+                    .search
+                    .as_deref()
+                    .is_none_or(|s| ilike_contains(&t.name, s))
+            })
+            .map(|t| state.view(t))
+            .collect();
+        rows.sort_by(|a, b| (&a.name, a.id).cmp(&(&b.name, b.id)));
+        Ok(page_of(rows, page))
+    }
+
+    async fn is_member(&self, team: TeamId, user: UserId) -> Result<bool, RepoError> {
+        Ok(lock(&self.state)
+            .members
+            .iter()
+            .any(|m| m.team == team && m.user == user))
+    }
+
+    async fn list_members(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        page: PageRequest,
+    ) -> Result<Page<TeamMember>, RepoError> {
+        let mut rows: Vec<TeamMember> = lock(&self.state)
+            .members
+            .iter()
+            .filter(|m| m.team == team)
+            .filter_map(|m| {
+                let user = self.people.user(m.user).filter(|u| u.org_id == org)?;
+                Some(TeamMember {
+                    team_id: team,
+                    user,
+                    role: m.role,
+                    joined_at: m.joined_at,
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| by_name(&a.user, &b.user));
+        Ok(page_of(rows, page))
+    }
+
+    async fn get_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+    ) -> Result<TeamMember, RepoError> {
+        self.member(org, team, user)
+    }
+
+    /// Like the adapter: the row is written whenever team and person exist (in any
+    /// organization); reading it back is what is scoped to `org`.
+    async fn put_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        role: Option<TeamRole>,
+    ) -> Result<(TeamMember, bool), RepoError> {
+        let added = {
+            let mut state = lock(&self.state);
+            if !state.teams.contains_key(&team) {
+                return Err(conflict("team_members_team_id_fkey"));
+            }
+            if self.people.user(user).is_none() {
+                return Err(conflict("team_members_user_id_fkey"));
+            }
+            match state
+                .members
+                .iter_mut()
+                .find(|m| m.team == team && m.user == user)
+            {
+                Some(existing) => {
+                    if let Some(role) = role {
+                        existing.role = role;
+                    }
+                    false
+                }
+                None => {
+                    state.members.push(Membership {
+                        team,
+                        user,
+                        role: role.unwrap_or(TeamRole::Member),
+                        joined_at: self.people.now(),
+                    });
+                    true
+                }
+            }
+        };
+        Ok((self.member(org, team, user)?, added))
+    }
+
+    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
+        if self.people.user(user).is_none_or(|u| u.org_id != org) {
+            return Err(RepoError::NotFound);
+        }
+        let mut state = lock(&self.state);
+        let before = state.members.len();
+        state
+            .members
+            .retain(|m| !(m.team == team && m.user == user));
+        if state.members.len() == before {
+            Err(RepoError::NotFound)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Pending invitations of the organizations of an [`InMemoryOrgRepository`].
+pub struct InMemoryInvitationRepository {
+    people: Arc<InMemoryOrgRepository>,
+    invitations: Mutex<Vec<Invitation>>,
+}
+
+impl InMemoryInvitationRepository {
+    pub fn new(people: Arc<InMemoryOrgRepository>) -> Self {
+        InMemoryInvitationRepository {
+            people,
+            invitations: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+fn of_kind(kind: InvitationKind, i: &Invitation) -> bool {
+    match kind {
+        InvitationKind::Members => !i.is_guest,
+        InvitationKind::Guests => i.is_guest,
+        InvitationKind::All => true,
+    }
+}
+
+/// `ARRAY(SELECT DISTINCT … unnest(a || b))`: the union, each once (the adapter's order is
+/// unspecified; sorted here).
+fn union<T: Ord + Clone>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut all: Vec<T> = a.iter().chain(b).cloned().collect();
+    all.sort();
+    all.dedup();
+    all
+}
+
+#[async_trait]
+impl InvitationRepository for InMemoryInvitationRepository {
+    async fn upsert_invitation(
+        &self,
+        org: OrgId,
+        new: &NewInvitation,
+    ) -> Result<(Invitation, bool), RepoError> {
+        if !self.people.org_exists(org) {
+            return Err(conflict("invitations_organization_id_fkey"));
+        }
+        if let Some(by) = new.invited_by
+            && self.people.user(by).is_none()
+        {
+            return Err(conflict("invitations_invited_by_id_fkey"));
+        }
+        let mut invitations = lock(&self.invitations);
+        let key = new.identifier.to_lowercase();
+        if let Some(pending) = invitations
+            .iter_mut()
+            .find(|i| i.org_id == org && i.identifier.to_lowercase() == key)
+        {
+            pending.team_ids = union(&pending.team_ids, &new.team_ids);
+            pending.followup_ids = union(&pending.followup_ids, &new.followup_ids);
+            pending.resend_count += 1;
+            return Ok((pending.clone(), false));
+        }
+        let created = Invitation {
+            id: Uuid::now_v7(),
+            org_id: org,
+            identifier: new.identifier.clone(),
+            is_email: new.is_email,
+            is_guest: new.is_guest,
+            team_ids: new.team_ids.clone(),
+            followup_ids: new.followup_ids.clone(),
+            invited_by: new.invited_by,
+            resend_count: 0,
+            created_at: self.people.now(),
+        };
+        invitations.push(created.clone());
+        Ok((created, true))
+    }
+
+    async fn list_invitations(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        page: PageRequest,
+    ) -> Result<Page<Invitation>, RepoError> {
+        let mut rows: Vec<Invitation> = lock(&self.invitations)
+            .iter()
+            .filter(|i| i.org_id == org && of_kind(kind, i))
+            .cloned()
+            .collect();
+        // Newest first, as the adapter's `ORDER BY created_at DESC, id DESC`.
+        rows.sort_by_key(|i| std::cmp::Reverse((i.created_at, i.id)));
+        Ok(page_of(rows, page))
+    }
+
+    async fn get_invitation(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        id: Uuid,
+    ) -> Result<Invitation, RepoError> {
+        lock(&self.invitations)
+            .iter()
+            .find(|i| i.id == id && i.org_id == org && of_kind(kind, i))
+            .cloned()
+            .ok_or(RepoError::NotFound)
+    }
+
+    async fn delete_invitation(
+        &self,
+        org: OrgId,
+        kind: InvitationKind,
+        id: Uuid,
+    ) -> Result<(), RepoError> {
+        self.get_invitation(org, kind, id).await?;
+        lock(&self.invitations).retain(|i| i.id != id);
+        Ok(())
+    }
+}
+
+/// Mood scores of the people of an [`InMemoryOrgRepository`].
+pub struct InMemoryMoodRepository {
+    people: Arc<InMemoryOrgRepository>,
+    entries: Mutex<HashMap<(UserId, Date), MoodEntry>>,
+}
+
+impl InMemoryMoodRepository {
+    pub fn new(people: Arc<InMemoryOrgRepository>) -> Self {
+        InMemoryMoodRepository {
+            people,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+#[async_trait]
+impl MoodRepository for InMemoryMoodRepository {
+    async fn insert_mood(
+        &self,
+        org: OrgId,
+        user: UserId,
+        date: Date,
+        score: i16,
+    ) -> Result<MoodEntry, RepoError> {
+        if self.people.user(user).is_none() {
+            return Err(conflict("mood_entries_user_id_fkey"));
+        }
+        if !self.people.org_exists(org) {
+            return Err(conflict("mood_entries_organization_id_fkey"));
+        }
+        let mut entries = lock(&self.entries);
+        if entries.contains_key(&(user, date)) {
+            return Err(conflict("mood_entries_pkey"));
+        }
+        let entry = MoodEntry {
+            user_id: user,
+            date,
+            score,
+            created_at: self.people.now(),
+        };
+        entries.insert((user, date), entry.clone());
+        Ok(entry)
+    }
+
+    async fn get_mood(&self, user: UserId, date: Date) -> Result<Option<MoodEntry>, RepoError> {
+        Ok(lock(&self.entries).get(&(user, date)).cloned())
+    }
+}
+
+/// Every organization port in memory, wired to one set of organizations and people.
+#[derive(Clone)]
+pub struct InMemoryOrgPorts {
+    pub people: Arc<InMemoryOrgRepository>,
+    pub teams: Arc<InMemoryTeamRepository>,
+    pub invitations: Arc<InMemoryInvitationRepository>,
+    pub moods: Arc<InMemoryMoodRepository>,
+}
+
+impl InMemoryOrgPorts {
+    pub fn new(clock: SharedClock) -> Self {
+        let people = Arc::new(InMemoryOrgRepository::with_clock(clock));
+        InMemoryOrgPorts {
+            teams: Arc::new(InMemoryTeamRepository::new(people.clone())),
+            invitations: Arc::new(InMemoryInvitationRepository::new(people.clone())),
+            moods: Arc::new(InMemoryMoodRepository::new(people.clone())),
+            people,
+        }
+    }
+}
+
+/// A clock that stands still until moved, for rules that depend on "now".
+pub struct FixedClock(Mutex<OffsetDateTime>);
+
+impl FixedClock {
+    pub fn new(now: OffsetDateTime) -> Self {
+        FixedClock(Mutex::new(now))
+    }
+
+    pub fn set(&self, now: OffsetDateTime) {
+        *lock(&self.0) = now;
+    }
+}
+
+impl Clock for FixedClock {
+    fn now(&self) -> OffsetDateTime {
+        *lock(&self.0)
+    }
+}
