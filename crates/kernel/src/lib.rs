@@ -6,6 +6,7 @@ mod error;
 pub mod filters;
 mod ids;
 mod paging;
+pub mod text;
 
 pub use clock::{Clock, SharedClock, SystemClock};
 pub use codes::ErrorCode;
