@@ -11,7 +11,8 @@ use teamcomm_keys::{KeyRepository, KeyService, OrgSnapshots, UsageTracker};
 use teamcomm_messaging::ChannelRepository;
 use teamcomm_org::{Directory, OrgRepository, Organization, TeamRepository};
 use teamcomm_store_pg::{
-    Database, PgDirectoryRepository, PgKeyRepository, PgOrgRepository, PgTeamRepository,
+    Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
+    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
 
 use crate::config::Settings;
@@ -93,7 +94,9 @@ impl AppState {
         ));
         let key_repo: Arc<dyn KeyRepository> = Arc::new(PgKeyRepository::new(db.clone()));
         let teams: Arc<dyn TeamRepository> = Arc::new(PgTeamRepository::new(db.clone()));
-        let directory_repo = Arc::new(PgDirectoryRepository::new(db.clone()));
+        let channels: Arc<dyn ChannelRepository> = Arc::new(PgChannelRepository::new(db.clone()));
+        let templates: Arc<dyn TemplateRepository> =
+            Arc::new(PgTemplateRepository::new(db.clone()));
         let org_cache = Arc::new(OrgCache::new(orgs.clone(), settings.plan_cache_ttl));
         let keys = KeyService::new(
             key_repo.clone(),
@@ -105,8 +108,8 @@ impl AppState {
         let directory = Directory::new(
             orgs.clone(),
             teams.clone(),
-            directory_repo.clone(),
-            directory_repo.clone(),
+            Arc::new(PgInvitationRepository::new(db.clone())),
+            Arc::new(PgMoodRepository::new(db.clone())),
             clock,
         );
         let jwt = JwtKeys::new(
@@ -122,8 +125,8 @@ impl AppState {
             key_repo,
             directory,
             teams,
-            channels: directory_repo.clone(),
-            templates: directory_repo,
+            channels,
+            templates,
             limiter: Arc::new(InProcessRateLimiter::default()),
             jwt,
             settings: Arc::new(settings),

@@ -11,4 +11,7 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations,
     split_database,
 };
-pub use repo::{PgDirectoryRepository, PgKeyRepository, PgOrgRepository, PgTeamRepository};
+pub use repo::{
+    PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
+    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
+};

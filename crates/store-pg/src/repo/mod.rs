@@ -1,9 +1,15 @@
-mod directory;
+mod channels;
+mod invitations;
 mod keys;
+mod mood;
 mod org;
 mod teams;
+mod templates;
 
-pub use directory::PgDirectoryRepository;
+pub use channels::PgChannelRepository;
+pub use invitations::PgInvitationRepository;
 pub use keys::PgKeyRepository;
+pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
 pub use teams::PgTeamRepository;
+pub use templates::PgTemplateRepository;
