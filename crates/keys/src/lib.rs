@@ -8,6 +8,8 @@ mod policy;
 mod ports;
 mod secret;
 mod service;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod usage;
 
 pub use limits::{RateDecision, RateLimiter, RateQuotas, RateScope};
