@@ -104,14 +104,17 @@ struct Exists {
 
 /// Creates the database named in `url` when it does not exist, connecting to the `postgres`
 /// maintenance database of the same server. Returns true when it created it.
-pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
-    let (maintenance, name) = split_database(url)?;
-    let mut conn = AsyncPgConnection::establish(&maintenance).await?;
+pub async fn create_database_if_missing(url: &str) -> Result<bool, StartupError> {
+    let (maintenance, name) = split_database(url).map_err(StartupError::new)?;
+    let mut conn = AsyncPgConnection::establish(&maintenance)
+        .await
+        .map_err(StartupError::new)?;
     let found: Exists =
         diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
             .bind::<Text, _>(&name)
             .get_result(&mut conn)
-            .await?;
+            .await
+            .map_err(StartupError::new)?;
     if found.exists {
         return Ok(false);
     }
@@ -121,10 +124,87 @@ pub async fn create_database_if_missing(url: &str) -> anyhow::Result<bool> {
         Err(e) => match db_error(e) {
             // Another process created it between our check and our create.
             RepoError::Conflict { .. } => Ok(false),
-            other => Err(other.into()),
+            other => Err(StartupError::new(other)),
         },
     }
 }
+
+/// Why the database could not be reached or prepared at start-up; the operator's message and
+/// the fallback to a project-local cluster depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartupFailure {
+    /// Nothing accepts connections there: connection refused, unknown host, timeout, no socket.
+    Unreachable,
+    /// The server answered and refused the login: unknown role, wrong password, no
+    /// `pg_hba.conf` entry.
+    Authentication,
+    /// The server answered, but the maintenance database `postgres` is missing or the
+    /// database could not be created (the role lacks `CREATEDB`).
+    DatabaseMissing,
+    /// The TLS handshake failed, or the URL asks for TLS (`sslmode=require`), which this build's
+    /// driver does not speak.
+    Tls,
+    /// Anything else; the driver's message says what.
+    Other,
+}
+
+impl StartupFailure {
+    /// diesel-async reports a failed connection as text only (no SQLSTATE, no I/O error kind),
+    /// so the kind is read from the driver's (tokio-postgres's) message.
+    pub fn of(message: &str) -> Self {
+        let message = message.to_ascii_lowercase();
+        let mentions = |needles: &[&str]| needles.iter().any(|n| message.contains(n));
+        if mentions(&[
+            "authentication failed",
+            "no pg_hba.conf entry",
+            "role \"",
+            "password",
+            "permission denied for database",
+        ]) {
+            StartupFailure::Authentication
+        } else if mentions(&["database \"", "permission denied to create database"]) {
+            StartupFailure::DatabaseMissing
+        } else if mentions(&["tls", "ssl"]) {
+            StartupFailure::Tls
+        } else if mentions(&[
+            "error connecting to server",
+            "connection refused",
+            "timed out",
+            "failed to lookup address",
+            "no such file or directory",
+            "unreachable",
+        ]) {
+            StartupFailure::Unreachable
+        } else {
+            StartupFailure::Other
+        }
+    }
+}
+
+/// A failure of [`create_database_if_missing`]: its kind and the driver's message.
+#[derive(Debug)]
+pub struct StartupError {
+    pub failure: StartupFailure,
+    pub cause: String,
+}
+
+impl StartupError {
+    fn new(cause: impl std::fmt::Display) -> Self {
+        let cause = cause.to_string();
+        StartupError {
+            failure: StartupFailure::of(&cause),
+            cause,
+        }
+    }
+}
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.cause)
+    }
+}
+
+impl std::error::Error for StartupError {}
 
 /// Splits a URL into (same URL aimed at the `postgres` database, database name).
 pub fn split_database(url: &str) -> anyhow::Result<(String, String)> {
@@ -157,7 +237,43 @@ pub fn quote_ident(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::split_database;
+    use super::{StartupFailure, split_database};
+
+    #[test]
+    fn startup_failures_are_told_apart_by_the_drivers_message() {
+        for (message, failure) in [
+            ("error connecting to server", StartupFailure::Unreachable),
+            (
+                "error connecting to server: Connection refused (os error 111)",
+                StartupFailure::Unreachable,
+            ),
+            (
+                "role \"nobody\" does not exist",
+                StartupFailure::Authentication,
+            ),
+            (
+                "password authentication failed for user \"postgres\"",
+                StartupFailure::Authentication,
+            ),
+            (
+                "no pg_hba.conf entry for host \"10.0.0.1\", user \"app\", database \"postgres\", no encryption",
+                StartupFailure::Authentication,
+            ),
+            (
+                "database \"postgres\" does not exist",
+                StartupFailure::DatabaseMissing,
+            ),
+            (
+                "permission denied to create database",
+                StartupFailure::DatabaseMissing,
+            ),
+            ("error performing TLS handshake", StartupFailure::Tls),
+            ("server does not support TLS", StartupFailure::Tls),
+            ("something else entirely", StartupFailure::Other),
+        ] {
+            assert_eq!(StartupFailure::of(message), failure, "{message}");
+        }
+    }
 
     #[test]
     fn splits_database_from_url_forms() {
