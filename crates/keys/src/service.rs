@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use teamcomm_kernel::{
-    ApiKeyId, Error, ErrorCode, Page, PageRequest, RepoError, SharedClock, UserId,
+    ApiKeyId, Error, ErrorCode, Page, PageRequest, RepoError, SharedClock, UserId, text,
 };
 use teamcomm_org::{OrgRepository, User};
 use time::OffsetDateTime;
@@ -316,18 +316,9 @@ impl KeyService {
     }
 }
 
+/// Key names follow the one rule for human-readable names (`teamcomm_kernel::text`).
 fn validate_key_name(name: &str) -> Result<String, Error> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(Error::invalid_field("name", "This field may not be blank."));
-    }
-    if name.chars().count() > MAX_KEY_NAME {
-        return Err(Error::invalid_field(
-            "name",
-            "Ensure this field has no more than 255 characters.",
-        ));
-    }
-    Ok(name.to_owned())
+    text::name("name", name, MAX_KEY_NAME)
 }
 
 /// The answer to a key or token that does not resolve. The detail keeps the wording clients
@@ -854,6 +845,23 @@ mod tests {
             refused_field(w.create(&w.admin, named(blank)).await, "name");
         }
         refused_field(w.create(&w.admin, named(&"n".repeat(256))).await, "name");
+        // The shared rule for names: nothing invisible-only, no control or bidi characters.
+        for hostile in [
+            "\u{200b}",
+            " \u{feff}\u{2060} ",
+            "ci\nbot",
+            "ci\u{0}",
+            "evil\u{202e}txt",
+        ] {
+            refused_field(w.create(&w.admin, named(hostile)).await, "name");
+            let (key, _) = w.key_of(&w.admin).await;
+            let renamed = UpdateKey {
+                name: Some(hostile.to_owned()),
+                ..UpdateKey::default()
+            };
+            refused_field(w.update(&w.admin, &key, renamed).await, "name");
+            w.service.delete_key(&w.admin, key.id).await.unwrap();
+        }
         assert_eq!(w.keys.key_count(), 0);
         let (key, _) = w.create(&w.admin, named(&"é".repeat(255))).await.unwrap();
         assert_eq!(key.name.chars().count(), 255);
