@@ -7,12 +7,14 @@ pub mod filters;
 mod ids;
 mod paging;
 pub mod text;
+mod validation;
 
 pub use clock::{Clock, SharedClock, SystemClock};
 pub use codes::ErrorCode;
 pub use error::{Error, INTERNAL_DETAIL, RepoError, internal};
 pub use ids::{ApiKeyId, CliTokenId, OrgId, TeamId, UserId};
 pub use paging::{Page, PageRequest};
+pub use validation::FieldErrors;
 
 /// Result of a domain operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

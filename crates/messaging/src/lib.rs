@@ -5,8 +5,13 @@
 pub mod testing;
 
 use async_trait::async_trait;
-use teamcomm_kernel::{Error, OrgId, RepoError};
+use std::sync::Arc;
+
+use teamcomm_kernel::{Error, OrgId, RepoError, text};
 use time::OffsetDateTime;
+
+/// The longest channel name, in characters.
+pub const MAX_CHANNEL_NAME: usize = 200;
 
 /// The kind of a chat destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,13 +75,12 @@ impl NewChannel {
                 "A channel id has 1 to 200 characters.",
             ));
         }
-        let name = name.trim().trim_start_matches('#');
-        if name.is_empty() || name.chars().count() > 200 {
-            return Err(Error::invalid_field(
-                "name",
-                "A channel name has 1 to 200 characters.",
-            ));
-        }
+        // "#general" names the channel "general", as chat platforms show it.
+        let name = text::name(
+            "name",
+            name.trim().trim_start_matches('#'),
+            MAX_CHANNEL_NAME,
+        )?;
         let platform = platform.trim().to_ascii_lowercase();
         if platform.is_empty() || platform.len() > 40 {
             return Err(Error::invalid_field(
@@ -86,7 +90,7 @@ impl NewChannel {
         }
         Ok(NewChannel {
             id: id.to_owned(),
-            name: name.to_owned(),
+            name,
             platform,
             channel_type: ChannelType::parse(channel_type)?,
         })
@@ -106,6 +110,29 @@ pub trait ChannelRepository: Send + Sync + 'static {
     ) -> Result<Vec<Channel>, RepoError>;
 }
 
+/// The organization's chat channels. No rules of its own yet: registering validates through
+/// [`NewChannel`], and every read is scoped to the organization.
+#[derive(Clone)]
+pub struct ChannelService {
+    channels: Arc<dyn ChannelRepository>,
+}
+
+impl ChannelService {
+    pub fn new(channels: Arc<dyn ChannelRepository>) -> Self {
+        ChannelService { channels }
+    }
+
+    /// Registers a channel of `org`, or renames it when its id is already registered.
+    pub async fn register(&self, org: OrgId, new: &NewChannel) -> Result<Channel, Error> {
+        Ok(self.channels.upsert_channel(org, new).await?)
+    }
+
+    /// Channels of `org` by name, optionally those whose name contains `name` (any case).
+    pub async fn list(&self, org: OrgId, name: Option<&str>) -> Result<Vec<Channel>, Error> {
+        Ok(self.channels.list_channels(org, name).await?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +146,67 @@ mod tests {
         );
         assert!(NewChannel::new("", "x", "slack", "channel").is_err());
         assert!(NewChannel::new("C1", "x", "slack", "room").is_err());
+    }
+
+    #[test]
+    fn channel_names_follow_the_text_rule() {
+        for bad in [
+            "#",
+            " # ",
+            "\u{200B}",
+            "#\u{FEFF}",
+            "gen\u{202E}eral",
+            "a\nb",
+        ] {
+            let e = NewChannel::new("C1", bad, "slack", "channel").unwrap_err();
+            assert!(e.field_errors().contains_key("name"), "{bad:?}");
+        }
+        let long = "x".repeat(MAX_CHANNEL_NAME + 1);
+        assert!(NewChannel::new("C1", &long, "slack", "channel").is_err());
+        let name = "x".repeat(MAX_CHANNEL_NAME);
+        assert_eq!(
+            NewChannel::new("C1", &format!("#{name}"), "slack", "channel")
+                .unwrap()
+                .name,
+            name
+        );
+    }
+
+    fn channel(id: &str, name: &str) -> NewChannel {
+        NewChannel::new(id, name, "slack", "channel").unwrap()
+    }
+
+    #[tokio::test]
+    async fn channels_are_per_organization_and_renamed_on_re_registration() {
+        let service = ChannelService::new(Arc::new(testing::InMemoryChannelRepository::new()));
+        let (org, other) = (OrgId::new(), OrgId::new());
+        service
+            .register(org, &channel("C2", "random"))
+            .await
+            .unwrap();
+        service
+            .register(org, &channel("C1", "General"))
+            .await
+            .unwrap();
+        service
+            .register(other, &channel("C9", "general"))
+            .await
+            .unwrap();
+        let renamed = service
+            .register(org, &channel("C2", "gossip"))
+            .await
+            .unwrap();
+        assert_eq!(renamed.name, "gossip");
+
+        let names = |cs: Vec<Channel>| cs.into_iter().map(|c| c.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(service.list(org, None).await.unwrap()),
+            ["General", "gossip"]
+        );
+        assert_eq!(
+            names(service.list(org, Some("GEN")).await.unwrap()),
+            ["General"]
+        );
+        assert_eq!(names(service.list(other, None).await.unwrap()), ["general"]);
     }
 }

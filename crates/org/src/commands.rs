@@ -1,11 +1,13 @@
 //! Validated inputs for changing organizations and users. Validation lives here so that the HTTP
 //! operator API and the `teamcomm admin` command apply exactly the same rules.
 
-use teamcomm_kernel::Error;
+use teamcomm_kernel::{Error, FieldErrors, text};
 
+use crate::people::validate_person_text;
 use crate::{PlanTier, Role};
 
-const MAX_NAME: usize = 200;
+/// The longest organization name, in characters.
+pub const MAX_ORGANIZATION_NAME: usize = 200;
 
 /// A new organization, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,23 +116,22 @@ impl NewUser {
         role: &str,
         is_active: Option<bool>,
     ) -> Result<Self, Error> {
-        let email = email.trim().to_lowercase();
-        let valid_email = email.len() <= 254
-            && email.split_once('@').is_some_and(|(local, domain)| {
-                !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
-            })
-            && !email.contains(char::is_whitespace);
-        if !valid_email {
-            return Err(Error::invalid_field(
-                "email",
-                "Enter a valid email address.",
-            ));
-        }
+        let email = normalize_email(email)
+            .ok_or_else(|| Error::invalid_field("email", "Enter a valid email address."));
+        let first_name = validate_person_text("first_name", first_name);
+        let last_name = validate_person_text("last_name", last_name);
+        let role = parse_role(role);
+        let mut errors = FieldErrors::new();
+        errors.note(&email);
+        errors.note(&first_name);
+        errors.note(&last_name);
+        errors.note(&role);
+        errors.finish()?;
         Ok(NewUser {
-            email,
-            first_name: validate_person_name("first_name", first_name)?,
-            last_name: validate_person_name("last_name", last_name)?,
-            role: parse_role(role)?,
+            email: email?,
+            first_name: first_name?,
+            last_name: last_name?,
+            role: role?,
             is_active: is_active.unwrap_or(true),
         })
     }
@@ -153,28 +154,23 @@ impl UserPatch {
 }
 
 fn validate_name(field: &str, value: &str) -> Result<String, Error> {
-    let v = value.trim();
-    if v.is_empty() {
-        return Err(Error::invalid_field(field, "This field may not be blank."));
-    }
-    if v.chars().count() > MAX_NAME {
-        return Err(Error::invalid_field(
-            field,
-            format!("Ensure this field has no more than {MAX_NAME} characters."),
-        ));
-    }
-    Ok(v.to_owned())
+    text::name(field, value, MAX_ORGANIZATION_NAME)
 }
 
-pub(crate) fn validate_person_name(field: &str, value: &str) -> Result<String, Error> {
-    let v = value.trim();
-    if v.chars().count() > 150 {
-        return Err(Error::invalid_field(
-            field,
-            "Ensure this field has no more than 150 characters.",
-        ));
-    }
-    Ok(v.to_owned())
+/// The longest e-mail address (RFC 5321's path limit), in bytes.
+const MAX_EMAIL: usize = 254;
+
+/// The lower-cased address when `raw` looks like one (`local@domain.tld`, no spaces); the one
+/// e-mail rule for people and invitations.
+pub(crate) fn normalize_email(raw: &str) -> Option<String> {
+    let email = raw.trim().to_lowercase();
+    let valid = email.len() <= MAX_EMAIL
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+        })
+        && !email.contains(char::is_whitespace)
+        && !email.chars().any(char::is_control);
+    valid.then_some(email)
 }
 
 fn parse_plan(plan: &str) -> Result<PlanTier, Error> {

@@ -1,24 +1,42 @@
 //! The organization domain: tenants, people, roles, plan tiers, teams, invitations, mood and
-//! important dates, with the rules that depend on them only. Storage is behind the ports in
+//! important dates, with the rules that depend on them only. One application service per
+//! aggregate (`PeopleService`, `TeamService`, `InvitationService`, `MoodService`, and
+//! `OrganizationService` for the operator's provisioning); storage is behind the ports in
 //! [`ports`](crate::OrgRepository).
 
+mod access;
 mod commands;
-mod directory;
+mod directory_facade;
+mod important_dates;
+mod invitations;
 mod model;
+mod mood;
+mod organizations;
+mod people;
 mod ports;
-mod service;
+mod teams;
+#[cfg(test)]
+mod test_world;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use commands::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
-pub use directory::{
-    ImportantDate, ImportantDateKind, Invitation, MAX_INVITES_PER_REQUEST, MoodEntry,
-    NewInvitation, ProfileInput, ProfilePatch, TeamFilter, UserFilter, classify_identifier,
-    important_date_id, important_dates_of, parse_date, validate_birth_date, validate_score,
-    validate_timezone,
+pub use commands::{MAX_ORGANIZATION_NAME, NewOrganization, NewUser, OrganizationPatch, UserPatch};
+pub use directory_facade::Directory;
+pub use important_dates::{
+    ImportantDate, ImportantDateKind, important_date_id, important_dates_of,
+};
+pub use invitations::{
+    Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_INVITES_PER_REQUEST,
+    NewInvitation, classify_identifier,
 };
 pub use model::{Organization, PlanTier, Role, Team, TeamMember, TeamRole, User, full_name};
+pub use mood::{MOOD_BACKFILL, MoodEntry, MoodService, validate_mood_date, validate_score};
+pub use organizations::{DEFAULT_CHAT_PLATFORM, OrganizationService};
+pub use people::{
+    EARLIEST_PERSONAL_DATE, MAX_PERSON_TEXT, PeopleService, ProfileInput, ProfilePatch, UserFilter,
+    parse_date, validate_birth_date, validate_timezone, validate_work_start,
+};
 pub use ports::{
     InvitationKind, InvitationRepository, MoodRepository, OrgRepository, TeamRepository,
 };
-pub use service::{Directory, InviteOutcome, InviteRequest, TeamInviteOutcome};
+pub use teams::{MAX_TEAM_NAME, TeamFilter, TeamInviteOutcome, TeamService};
