@@ -766,3 +766,184 @@ impl Clock for FixedClock {
         *lock(&self.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Role;
+
+    async fn world() -> (InMemoryOrgPorts, Organization) {
+        let ports = InMemoryOrgPorts::new(Arc::new(SystemClock));
+        let new = NewOrganization::new("Acme", "business", None, None, None).unwrap();
+        let org = ports.people.create_organization(&new).await.unwrap();
+        (ports, org)
+    }
+
+    async fn person(ports: &InMemoryOrgPorts, org: OrgId, email: &str, first: &str) -> User {
+        let new = NewUser::new(email, first, "Test", "member", None).unwrap();
+        ports.people.create_user(org, &new).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn people_are_paged_by_name_and_counted_before_paging() {
+        let (ports, org) = world().await;
+        for (email, first) in [("c@x.io", "Cy"), ("a@x.io", "Al"), ("b@x.io", "Bo")] {
+            person(&ports, org.id, email, first).await;
+        }
+        let page = PageRequest {
+            offset: 1,
+            limit: 1,
+        };
+        let users = ports
+            .people
+            .list_users(org.id, &UserFilter::default(), page)
+            .await
+            .unwrap();
+        assert_eq!(users.count, 3);
+        assert_eq!(users.results[0].first_name, "Bo");
+
+        // Search matches a fragment of "first last" or the e-mail, in any case.
+        for (fragment, expected) in [("O TE", vec!["Bo"]), ("@X.IO", vec!["Al", "Bo", "Cy"])] {
+            let filter = UserFilter {
+                search: Some(fragment.into()),
+                is_active: None,
+            };
+            let found = ports
+                .people
+                .list_users(org.id, &filter, PageRequest::all())
+                .await
+                .unwrap();
+            let names: Vec<&str> = found
+                .results
+                .iter()
+                .map(|u| u.first_name.as_str())
+                .collect();
+            assert_eq!(names, expected, "{fragment}");
+        }
+    }
+
+    #[tokio::test]
+    async fn refusals_are_the_adapters() {
+        let (ports, org) = world().await;
+        let ada = person(&ports, org.id, "ada@x.io", "Ada").await;
+        let twice = NewUser::new("ADA@x.io", "Ada", "", "member", None).unwrap();
+        let conflict = |r: Result<_, RepoError>| match r {
+            Err(RepoError::Conflict { constraint }) => constraint,
+            other => panic!("expected a conflict, got {other:?}"),
+        };
+        assert_eq!(
+            conflict(ports.people.create_user(org.id, &twice).await.map(|_| ())),
+            "users_org_email_key"
+        );
+        assert_eq!(
+            conflict(
+                ports
+                    .people
+                    .create_user(OrgId::new(), &twice)
+                    .await
+                    .map(|_| ())
+            ),
+            "users_organization_id_fkey"
+        );
+        let today = time::macros::date!(2026 - 11 - 23);
+        ports
+            .moods
+            .insert_mood(org.id, ada.id, today, 3)
+            .await
+            .unwrap();
+        assert_eq!(
+            conflict(
+                ports
+                    .moods
+                    .insert_mood(org.id, ada.id, today, 4)
+                    .await
+                    .map(|_| ())
+            ),
+            "mood_entries_pkey"
+        );
+        assert!(matches!(
+            ports.people.get_user(OrgId::new(), ada.id).await,
+            Err(RepoError::NotFound)
+        ));
+        let patch = UserPatch {
+            role: Some(Role::Admin),
+            is_active: None,
+        };
+        assert!(matches!(
+            ports.people.update_user(UserId::new(), &patch).await,
+            Err(RepoError::NotFound)
+        ));
+    }
+
+    #[tokio::test]
+    async fn team_members_of_another_organization_are_not_seen() {
+        let (ports, org) = world().await;
+        let other = ports
+            .people
+            .create_organization(&NewOrganization::new("Other", "free", None, None, None).unwrap())
+            .await
+            .unwrap();
+        let ada = person(&ports, org.id, "ada@x.io", "Ada").await;
+        let otto = person(&ports, other.id, "otto@x.io", "Otto").await;
+        // Like the adapter, people outside the organization are ignored at creation.
+        let team = ports
+            .teams
+            .create_team(org.id, "Core", &[ada.id, otto.id, ada.id])
+            .await
+            .unwrap();
+        assert_eq!(team.members_count, 1);
+        assert!(matches!(
+            ports.teams.get_team(other.id, team.id).await,
+            Err(RepoError::NotFound)
+        ));
+        assert!(matches!(
+            ports.teams.remove_member(other.id, team.id, ada.id).await,
+            Err(RepoError::NotFound)
+        ));
+        let members = ports
+            .teams
+            .list_members(org.id, team.id, PageRequest::default())
+            .await
+            .unwrap();
+        assert_eq!(members.count, 1);
+        assert_eq!(members.results[0].user.id, ada.id);
+    }
+
+    #[tokio::test]
+    async fn invitations_are_newest_first_and_resent_by_identifier_in_any_case() {
+        let (ports, org) = world().await;
+        let invite = |identifier: &str| NewInvitation {
+            identifier: identifier.to_owned(),
+            is_email: true,
+            is_guest: false,
+            team_ids: Vec::new(),
+            followup_ids: Vec::new(),
+            invited_by: None,
+        };
+        let (first, created) = ports
+            .invitations
+            .upsert_invitation(org.id, &invite("a@x.io"))
+            .await
+            .unwrap();
+        assert!(created);
+        ports
+            .invitations
+            .upsert_invitation(org.id, &invite("b@x.io"))
+            .await
+            .unwrap();
+        let (again, created) = ports
+            .invitations
+            .upsert_invitation(org.id, &invite("A@X.IO"))
+            .await
+            .unwrap();
+        assert!(!created);
+        assert_eq!((again.id, again.resend_count), (first.id, 1));
+        let page = ports
+            .invitations
+            .list_invitations(org.id, InvitationKind::All, PageRequest::default())
+            .await
+            .unwrap();
+        let order: Vec<&str> = page.results.iter().map(|i| i.identifier.as_str()).collect();
+        assert_eq!(order, ["b@x.io", "a@x.io"]);
+    }
+}
