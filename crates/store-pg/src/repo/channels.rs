@@ -8,9 +8,10 @@ use teamcomm_messaging::{Channel, ChannelRepository, ChannelType, NewChannel};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::org::like_pattern;
+use super::paging::like_pattern;
 use crate::Database;
 use crate::error::db_error;
+use crate::rows::unknown_value;
 use crate::schema::report_channels;
 
 /// Postgres implementation of [`ChannelRepository`].
@@ -45,7 +46,7 @@ impl TryFrom<ChannelRow> for Channel {
             name: r.name,
             platform: r.platform,
             channel_type: ChannelType::parse(&r.channel_type)
-                .map_err(|e| RepoError::Other(e.to_string()))?,
+                .map_err(|_| unknown_value("report_channels.channel_type", &r.channel_type))?,
             created_at: r.created_at,
         })
     }
@@ -96,5 +97,31 @@ impl ChannelRepository for PgChannelRepository {
             .await
             .map_err(db_error)?;
         rows.into_iter().map(TryInto::try_into).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(channel_type: &str) -> ChannelRow {
+        ChannelRow {
+            organization_id: Uuid::nil(),
+            id: "C1".into(),
+            name: "general".into(),
+            platform: "slack".into(),
+            channel_type: channel_type.into(),
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn channel_types_decode_strictly() {
+        assert_eq!(
+            Channel::try_from(row("group_chat")).unwrap().channel_type,
+            ChannelType::GroupChat
+        );
+        let err = Channel::try_from(row("forum")).unwrap_err();
+        assert!(matches!(err, RepoError::Other(m) if m.contains("report_channels.channel_type")));
     }
 }

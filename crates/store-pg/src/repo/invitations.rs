@@ -9,7 +9,7 @@ use teamcomm_org::{Invitation, InvitationKind, InvitationRepository, NewInvitati
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::org::limits;
+use super::paging::load_page;
 use crate::Database;
 use crate::error::db_error;
 use crate::schema::invitations;
@@ -26,7 +26,7 @@ impl PgInvitationRepository {
     }
 }
 
-#[derive(Debug, Queryable, Selectable)]
+#[derive(Debug, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = invitations, check_for_backend(diesel::pg::Pg))]
 struct InvitationRow {
     id: Uuid,
@@ -41,9 +41,10 @@ struct InvitationRow {
     created_at: OffsetDateTime,
 }
 
-impl From<InvitationRow> for Invitation {
-    fn from(r: InvitationRow) -> Self {
-        Invitation {
+impl TryFrom<InvitationRow> for Invitation {
+    type Error = RepoError;
+    fn try_from(r: InvitationRow) -> Result<Self, RepoError> {
+        Ok(Invitation {
             id: r.id,
             org_id: OrgId(r.organization_id),
             identifier: r.identifier,
@@ -54,32 +55,15 @@ impl From<InvitationRow> for Invitation {
             invited_by: r.invited_by_id.map(UserId),
             resend_count: r.resend_count,
             created_at: r.created_at,
-        }
+        })
     }
 }
 
+/// The upsert's answer: the invitation and whether it was new (not a resend).
 #[derive(QueryableByName)]
 struct Upserted {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    organization_id: Uuid,
-    #[diesel(sql_type = Text)]
-    identifier: String,
-    #[diesel(sql_type = Bool)]
-    is_email: bool,
-    #[diesel(sql_type = Bool)]
-    is_guest: bool,
-    #[diesel(sql_type = Array<SqlUuid>)]
-    team_ids: Vec<Uuid>,
-    #[diesel(sql_type = Array<SqlUuid>)]
-    followup_ids: Vec<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    invited_by_id: Option<Uuid>,
-    #[diesel(sql_type = diesel::sql_types::Int4)]
-    resend_count: i32,
-    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
-    created_at: OffsetDateTime,
+    #[diesel(embed)]
+    invitation: InvitationRow,
     #[diesel(sql_type = Bool)]
     created: bool,
 }
@@ -122,19 +106,7 @@ impl InvitationRepository for PgInvitationRepository {
         .get_result(&mut conn)
         .await
         .map_err(db_error)?;
-        let row = InvitationRow {
-            id: up.id,
-            organization_id: up.organization_id,
-            identifier: up.identifier,
-            is_email: up.is_email,
-            is_guest: up.is_guest,
-            team_ids: up.team_ids,
-            followup_ids: up.followup_ids,
-            invited_by_id: up.invited_by_id,
-            resend_count: up.resend_count,
-            created_at: up.created_at,
-        };
-        Ok((row.into(), up.created))
+        Ok((up.invitation.try_into()?, up.created))
     }
 
     async fn list_invitations(
@@ -153,24 +125,11 @@ impl InvitationRepository for PgInvitationRepository {
             }
             q
         };
-        let count: i64 = filtered()
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let (limit, offset) = limits(page);
-        let rows: Vec<InvitationRow> = filtered()
-            .order_by((invitations::created_at.desc(), invitations::id.desc()))
-            .select(InvitationRow::as_select())
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results: rows.into_iter().map(Into::into).collect(),
+        load_page::<InvitationRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by((invitations::created_at.desc(), invitations::id.desc()))
+                .select(InvitationRow::as_select())
         })
+        .await
     }
 
     async fn get_invitation(
@@ -195,7 +154,7 @@ impl InvitationRepository for PgInvitationRepository {
             .first(&mut conn)
             .await
             .map_err(db_error)?;
-        Ok(row.into())
+        row.try_into()
     }
 
     async fn delete_invitation(

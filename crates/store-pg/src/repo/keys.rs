@@ -13,9 +13,10 @@ use teamcomm_org::full_name;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::paging::load_page;
 use crate::Database;
 use crate::error::db_error;
-use crate::rows::UserRow;
+use crate::rows::{UserRow, unknown_value};
 use crate::schema::{api_keys, cli_tokens, users};
 
 /// Postgres implementation of [`KeyRepository`].
@@ -56,30 +57,136 @@ fn person((id, first, last): PersonCols) -> PersonRef {
     }
 }
 
-fn scopes_from(names: &[String]) -> Vec<Scope> {
-    // Unknown names (none are written by this code) are dropped rather than failing a read.
-    names.iter().filter_map(|n| Scope::parse(n)).collect()
+/// Stored scope names as the domain's scopes; a name the domain does not know is an error.
+fn scopes_from(names: &[String]) -> Result<Vec<Scope>, RepoError> {
+    names
+        .iter()
+        .map(|n| Scope::parse(n).ok_or_else(|| unknown_value("api_keys.scopes", n)))
+        .collect()
 }
 
 fn scope_names(scopes: &[Scope]) -> Vec<String> {
     scopes.iter().map(|s| s.as_str().to_owned()).collect()
 }
 
-fn to_key((row, owner, creator): (KeyRow, PersonCols, Option<PersonCols>)) -> ApiKey {
-    ApiKey {
-        id: ApiKeyId(row.id),
-        org_id: OrgId(row.organization_id),
-        name: row.name,
-        key_suffix: row.key_suffix,
-        active: row.active,
-        owner: person(owner),
-        created_by: creator.map(person),
-        is_agent_key: row.is_agent_key,
-        scopes: scopes_from(&row.scopes),
-        last_usage_at: row.last_usage_at,
-        expiration: row.expiration,
-        created_at: row.created_at,
+/// A key with its owner's and creator's names.
+#[derive(Debug, Queryable)]
+struct KeyWithPeopleRow {
+    key: KeyRow,
+    owner: PersonCols,
+    creator: Option<PersonCols>,
+}
+
+impl TryFrom<KeyWithPeopleRow> for ApiKey {
+    type Error = RepoError;
+    fn try_from(
+        KeyWithPeopleRow {
+            key,
+            owner,
+            creator,
+        }: KeyWithPeopleRow,
+    ) -> Result<Self, RepoError> {
+        Ok(ApiKey {
+            id: ApiKeyId(key.id),
+            org_id: OrgId(key.organization_id),
+            name: key.name,
+            key_suffix: key.key_suffix,
+            active: key.active,
+            owner: person(owner),
+            created_by: creator.map(person),
+            is_agent_key: key.is_agent_key,
+            scopes: scopes_from(&key.scopes)?,
+            last_usage_at: key.last_usage_at,
+            expiration: key.expiration,
+            created_at: key.created_at,
+        })
     }
+}
+
+/// What authentication reads of a key: the key, its stored hash, and its owner.
+#[derive(Debug, Queryable)]
+struct KeyCredentialRow {
+    id: Uuid,
+    organization_id: Uuid,
+    active: bool,
+    is_agent_key: bool,
+    scopes: Vec<String>,
+    expiration: Option<OffsetDateTime>,
+    key_hash: Vec<u8>,
+    owner: UserRow,
+}
+
+impl TryFrom<KeyCredentialRow> for KeyCredential {
+    type Error = RepoError;
+    fn try_from(r: KeyCredentialRow) -> Result<Self, RepoError> {
+        Ok(KeyCredential {
+            id: ApiKeyId(r.id),
+            org_id: OrgId(r.organization_id),
+            active: r.active,
+            is_agent_key: r.is_agent_key,
+            scopes: scopes_from(&r.scopes)?,
+            expiration: r.expiration,
+            owner: r.owner.try_into()?,
+        })
+    }
+}
+
+/// What authentication reads of a CLI token: the token and its user.
+#[derive(Debug, Queryable)]
+struct CliTokenCredentialRow {
+    id: Uuid,
+    organization_id: Uuid,
+    expires_at: Option<OffsetDateTime>,
+    revoked_at: Option<OffsetDateTime>,
+    user: UserRow,
+}
+
+impl TryFrom<CliTokenCredentialRow> for CliTokenCredential {
+    type Error = RepoError;
+    fn try_from(r: CliTokenCredentialRow) -> Result<Self, RepoError> {
+        Ok(CliTokenCredential {
+            id: CliTokenId(r.id),
+            org_id: OrgId(r.organization_id),
+            expires_at: r.expires_at,
+            revoked: r.revoked_at.is_some(),
+            user: r.user.try_into()?,
+        })
+    }
+}
+
+/// The keys of an organization joined with their owner and creator, boxed so that callers can
+/// filter further; select `key_with_people_columns!()` in [`key_order`].
+macro_rules! keys_with_people {
+    ($org:expr) => {
+        api_keys::table
+            .inner_join(key_owner.on(key_owner.field(users::id).eq(api_keys::owner_id)))
+            .left_join(
+                key_creator.on(api_keys::created_by_id.eq(key_creator.field(users::id).nullable())),
+            )
+            .filter(api_keys::organization_id.eq($org.0))
+            .into_boxed()
+    };
+}
+
+/// The columns of a [`KeyWithPeopleRow`].
+macro_rules! key_with_people_columns {
+    () => {
+        (
+            KeyRow::as_select(),
+            key_owner.fields((users::id, users::first_name, users::last_name)),
+            key_creator
+                .fields((users::id, users::first_name, users::last_name))
+                .nullable(),
+        )
+    };
+}
+
+/// Keys newest first.
+fn key_order() -> (
+    diesel::dsl::Desc<api_keys::created_at>,
+    diesel::dsl::Desc<api_keys::id>,
+) {
+    (api_keys::created_at.desc(), api_keys::id.desc())
 }
 
 #[derive(AsChangeset)]
@@ -92,49 +199,6 @@ struct KeyRowChanges<'a> {
     key_hash: Option<&'a [u8]>,
     key_suffix: Option<&'a str>,
     updated_at: OffsetDateTime,
-}
-
-impl PgKeyRepository {
-    /// Keys of `org` with their owner and creator names, newest first.
-    async fn load_keys(
-        &self,
-        org: OrgId,
-        only: Option<ApiKeyId>,
-        owner: Option<UserId>,
-        page: PageRequest,
-    ) -> Result<Vec<ApiKey>, RepoError> {
-        let mut conn = self.db.conn().await?;
-        let mut query = api_keys::table
-            .inner_join(key_owner.on(key_owner.field(users::id).eq(api_keys::owner_id)))
-            .left_join(
-                key_creator.on(api_keys::created_by_id.eq(key_creator.field(users::id).nullable())),
-            )
-            .filter(api_keys::organization_id.eq(org.0))
-            .select((
-                KeyRow::as_select(),
-                key_owner.fields((users::id, users::first_name, users::last_name)),
-                key_creator
-                    .fields((users::id, users::first_name, users::last_name))
-                    .nullable(),
-            ))
-            .order_by((api_keys::created_at.desc(), api_keys::id.desc()))
-            .into_boxed();
-        if let Some(id) = only {
-            query = query.filter(api_keys::id.eq(id.0));
-        }
-        if let Some(owner) = owner {
-            query = query.filter(api_keys::owner_id.eq(owner.0));
-        }
-        let limit = i64::try_from(page.limit).unwrap_or(i64::MAX);
-        let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
-        let rows: Vec<(KeyRow, PersonCols, Option<PersonCols>)> = query
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(rows.into_iter().map(to_key).collect())
-    }
 }
 
 #[async_trait]
@@ -167,54 +231,32 @@ impl KeyRepository for PgKeyRepository {
         hash: &SecretHash,
     ) -> Result<Option<KeyCredential>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Option<(
-            (
-                Uuid,
-                Uuid,
-                bool,
-                bool,
-                Vec<String>,
-                Option<OffsetDateTime>,
-                Vec<u8>,
-            ),
-            UserRow,
-        )> = api_keys::table
+        let found: Option<KeyCredentialRow> = api_keys::table
             .inner_join(users::table.on(users::id.eq(api_keys::owner_id)))
             .filter(api_keys::key_hash.eq(hash.as_bytes()))
             .select((
-                (
-                    api_keys::id,
-                    api_keys::organization_id,
-                    api_keys::active,
-                    api_keys::is_agent_key,
-                    api_keys::scopes,
-                    api_keys::expiration,
-                    api_keys::key_hash,
-                ),
+                api_keys::id,
+                api_keys::organization_id,
+                api_keys::active,
+                api_keys::is_agent_key,
+                api_keys::scopes,
+                api_keys::expiration,
+                api_keys::key_hash,
                 UserRow::as_select(),
             ))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db_error)?;
-        let Some(((id, org, active, is_agent_key, scopes, expiration, stored), owner)) = found
-        else {
+        let Some(found) = found else {
             return Ok(None);
         };
         // The index lookup already matched; this constant-time check guards against collation or
         // driver surprises ever turning the lookup into a prefix match.
-        if !hash.matches(&stored) {
+        if !hash.matches(&found.key_hash) {
             return Ok(None);
         }
-        Ok(Some(KeyCredential {
-            id: ApiKeyId(id),
-            org_id: OrgId(org),
-            active,
-            is_agent_key,
-            scopes: scopes_from(&scopes),
-            expiration,
-            owner: owner.try_into()?,
-        }))
+        found.try_into().map(Some)
     }
 
     async fn list_keys(
@@ -227,38 +269,29 @@ impl KeyRepository for PgKeyRepository {
             KeyListScope::Organization => None,
             KeyListScope::OwnedBy(user) => Some(user),
         };
-        let count: i64 = {
-            let mut conn = self.db.conn().await?;
-            let mut q = api_keys::table
-                .filter(api_keys::organization_id.eq(org.0))
-                .count()
-                .into_boxed();
-            if let Some(owner) = owner {
-                q = q.filter(api_keys::owner_id.eq(owner.0));
+        let mut conn = self.db.conn().await?;
+        let filtered = || {
+            let q = keys_with_people!(org);
+            match owner {
+                Some(owner) => q.filter(api_keys::owner_id.eq(owner.0)),
+                None => q,
             }
-            q.get_result(&mut conn).await.map_err(db_error)?
         };
-        let results = self.load_keys(org, None, owner, page).await?;
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results,
+        load_page::<KeyWithPeopleRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by(key_order()).select(key_with_people_columns!())
         })
+        .await
     }
 
     async fn get_key(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey, RepoError> {
-        self.load_keys(
-            org,
-            Some(id),
-            None,
-            PageRequest {
-                offset: 0,
-                limit: 1,
-            },
-        )
-        .await?
-        .into_iter()
-        .next()
-        .ok_or(RepoError::NotFound)
+        let mut conn = self.db.conn().await?;
+        let row: KeyWithPeopleRow = keys_with_people!(org)
+            .filter(api_keys::id.eq(id.0))
+            .select(key_with_people_columns!())
+            .first(&mut conn)
+            .await
+            .map_err(db_error)?;
+        row.try_into()
     }
 
     async fn update_key(
@@ -365,35 +398,21 @@ impl KeyRepository for PgKeyRepository {
         hash: &SecretHash,
     ) -> Result<Option<CliTokenCredential>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Option<(
-            (Uuid, Uuid, Option<OffsetDateTime>, Option<OffsetDateTime>),
-            UserRow,
-        )> = cli_tokens::table
+        let found: Option<CliTokenCredentialRow> = cli_tokens::table
             .inner_join(users::table)
             .filter(cli_tokens::token_hash.eq(hash.as_bytes()))
             .select((
-                (
-                    cli_tokens::id,
-                    cli_tokens::organization_id,
-                    cli_tokens::expires_at,
-                    cli_tokens::revoked_at,
-                ),
+                cli_tokens::id,
+                cli_tokens::organization_id,
+                cli_tokens::expires_at,
+                cli_tokens::revoked_at,
                 UserRow::as_select(),
             ))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db_error)?;
-        let Some(((id, org, expires_at, revoked_at), user)) = found else {
-            return Ok(None);
-        };
-        Ok(Some(CliTokenCredential {
-            id: CliTokenId(id),
-            org_id: OrgId(org),
-            expires_at,
-            revoked: revoked_at.is_some(),
-            user: user.try_into()?,
-        }))
+        found.map(TryInto::try_into).transpose()
     }
 
     async fn revoke_cli_token(&self, id: CliTokenId) -> Result<(), RepoError> {
@@ -408,5 +427,45 @@ impl KeyRepository for PgKeyRepository {
         .await
         .map_err(db_error)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_row(scopes: &[&str]) -> KeyWithPeopleRow {
+        KeyWithPeopleRow {
+            key: KeyRow {
+                id: Uuid::nil(),
+                organization_id: Uuid::nil(),
+                name: "ci".into(),
+                key_suffix: "abcd".into(),
+                active: true,
+                is_agent_key: false,
+                scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+                last_usage_at: None,
+                expiration: None,
+                created_at: OffsetDateTime::UNIX_EPOCH,
+            },
+            owner: (Uuid::nil(), "Ada".into(), "Lovelace".into()),
+            creator: None,
+        }
+    }
+
+    #[test]
+    fn known_scopes_decode_in_order() {
+        let key = ApiKey::try_from(key_row(&["tasks:read", "tasks:admin"])).unwrap();
+        assert_eq!(key.scopes, vec![Scope::TasksRead, Scope::TasksAdmin]);
+        assert_eq!(key.owner.full_name, "Ada Lovelace");
+    }
+
+    #[test]
+    fn an_unknown_scope_is_an_error_not_dropped() {
+        // Dropping it would silently narrow (or, for a deny-list, widen) what the key may do.
+        let err = ApiKey::try_from(key_row(&["tasks:read", "tasks:delete"])).unwrap_err();
+        assert!(
+            matches!(err, RepoError::Other(m) if m.contains("api_keys.scopes") && m.contains("tasks:delete"))
+        );
     }
 }

@@ -3,6 +3,7 @@ mod invitations;
 mod keys;
 mod mood;
 mod org;
+mod paging;
 mod teams;
 mod templates;
 
@@ -13,3 +14,5 @@ pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
 pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;
+
+pub(crate) use paging::count_from;

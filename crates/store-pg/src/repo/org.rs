@@ -1,8 +1,10 @@
 //! SQL of organizations, users and teams.
 
 use async_trait::async_trait;
+use diesel::dsl::array;
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel::sql_types::Uuid as SqlUuid;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_org::{
     NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, User,
@@ -10,6 +12,7 @@ use teamcomm_org::{
 };
 use time::OffsetDateTime;
 
+use super::paging::{count_from, like_pattern, limits, load_page};
 use crate::Database;
 use crate::error::db_error;
 use crate::rows::{OrgRow, UserRow};
@@ -178,40 +181,10 @@ impl OrgRepository for PgOrgRepository {
         page: PageRequest,
     ) -> Result<Page<User>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let (limit, offset) = limits(page);
         if filter.is_unfiltered() {
-            // Fast path: the total is kept on the organization row, read in the same statement.
-            let total = organizations::table
-                .filter(organizations::id.eq(org.0))
-                .select(organizations::user_count)
-                .single_value();
-            let rows: Vec<(UserRow, Option<i64>)> = users::table
-                .filter(users::organization_id.eq(org.0))
-                .order_by((users::first_name, users::last_name, users::id))
-                .select((UserRow::as_select(), total))
-                .limit(limit)
-                .offset(offset)
-                .load(&mut conn)
-                .await
-                .map_err(db_error)?;
-            let count = match <[_]>::first(&rows) {
-                Some((_, Some(total))) => *total,
-                _ => users::table
-                    .filter(users::organization_id.eq(org.0))
-                    .count()
-                    .get_result(&mut conn)
-                    .await
-                    .map_err(db_error)?,
-            };
-            let results = rows
-                .into_iter()
-                .map(|(r, _)| r.try_into())
-                .collect::<Result<_, _>>()?;
-            return Ok(Page {
-                count: u64::try_from(count).unwrap_or(0),
-                results,
-            });
+            return unfiltered_people(&mut conn, org, page).await;
         }
+        let search = filter.search.as_deref().map(like_pattern);
         let filtered = || {
             let mut q = users::table
                 .filter(users::organization_id.eq(org.0))
@@ -219,41 +192,22 @@ impl OrgRepository for PgOrgRepository {
             if let Some(active) = filter.is_active {
                 q = q.filter(users::is_active.eq(active));
             }
-            if let Some(search) = filter.search.as_deref() {
-                let pattern = like_pattern(search);
-                q =
-                    q.filter(
-                        users::first_name
-                            .ilike(pattern.clone())
-                            .or(users::last_name.ilike(pattern.clone()))
-                            .or(users::email.ilike(pattern.clone()))
-                            .or(concat(users::first_name, concat(" ", users::last_name))
-                                .ilike(pattern)),
-                    );
+            if let Some(pattern) = &search {
+                q = q.filter(
+                    users::first_name
+                        .ilike(pattern.clone())
+                        .or(users::last_name.ilike(pattern.clone()))
+                        .or(users::email.ilike(pattern.clone()))
+                        .or(concat(users::first_name, concat(" ", users::last_name))
+                            .ilike(pattern.clone())),
+                );
             }
             q
         };
-        let count: i64 = filtered()
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let rows: Vec<UserRow> = filtered()
-            .order_by((users::first_name, users::last_name, users::id))
-            .select(UserRow::as_select())
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let results = rows
-            .into_iter()
-            .map(TryInto::try_into)
-            .collect::<Result<_, _>>()?;
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results,
+        load_page::<UserRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by(NAME_ORDER).select(UserRow::as_select())
         })
+        .await
     }
 
     async fn find_users_by_email(
@@ -339,21 +293,75 @@ struct ProfileChanges<'a> {
     updated_at: OffsetDateTime,
 }
 
+/// The directory's order: by name, the id breaking ties. `users_org_name_idx` serves it.
+const NAME_ORDER: (users::first_name, users::last_name, users::id) =
+    (users::first_name, users::last_name, users::id);
+
+/// From this offset on, a page of the unfiltered list is found by its ids first (see
+/// [`unfiltered_people`]). Below it, skipping the rows in the index scan itself is cheaper.
+const DEFERRED_FROM_OFFSET: i64 = 250;
+
+diesel::alias!(users as paged: PagedUsers);
+
+/// One page of an organization's people, unfiltered: one indexed read whatever the size of the
+/// organization. The total is the maintained `organizations.user_count`, read in the same
+/// statement, never counted. Deep pages are a deferred join: the ids of the page come from an
+/// index-only scan of `users_org_name_idx` (no table row read for the skipped ones), then the
+/// page's rows by primary key. `= ANY(ARRAY(...))` keeps the ids an init plan probed through the
+/// primary key: with `IN (...)`, the generic plan (pool.rs) assumes a large `LIMIT` and hashes
+/// the whole table.
+async fn unfiltered_people(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    page: PageRequest,
+) -> Result<Page<User>, RepoError> {
+    let (limit, offset) = limits(page);
+    let total = organizations::table
+        .filter(organizations::id.eq(org.0))
+        .select(organizations::user_count)
+        .single_value();
+    let in_org = users::table.filter(users::organization_id.eq(org.0));
+    let rows: Vec<(UserRow, Option<i64>)> = if offset < DEFERRED_FROM_OFFSET {
+        in_org
+            .order_by(NAME_ORDER)
+            .select((UserRow::as_select(), total))
+            .limit(limit)
+            .offset(offset)
+            .load(conn)
+            .await
+    } else {
+        let page_ids = paged
+            .filter(paged.field(users::organization_id).eq(org.0))
+            .order_by(paged.fields(NAME_ORDER))
+            .select(paged.field(users::id))
+            .limit(limit)
+            .offset(offset);
+        in_org
+            .filter(users::id.eq_any(array::<SqlUuid, _>(page_ids)))
+            .order_by(NAME_ORDER)
+            .select((UserRow::as_select(), total))
+            .load(conn)
+            .await
+    }
+    .map_err(db_error)?;
+    let total = match <[_]>::first(&rows) {
+        Some((_, total)) => *total,
+        // Past the end: the page is empty, the total is still wanted.
+        None => organizations::table
+            .find(org.0)
+            .select(organizations::user_count)
+            .first(conn)
+            .await
+            .optional()
+            .map_err(db_error)?,
+    };
+    Ok(Page {
+        count: count_from(total.unwrap_or(0))?,
+        results: rows
+            .into_iter()
+            .map(|(row, _)| row.try_into())
+            .collect::<Result<_, _>>()?,
+    })
+}
+
 diesel::define_sql_function!(fn concat(a: diesel::sql_types::Text, b: diesel::sql_types::Text) -> diesel::sql_types::Text);
-
-/// `%fragment%` with LIKE's wildcards in the fragment escaped.
-pub(crate) fn like_pattern(fragment: &str) -> String {
-    let escaped = fragment
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    format!("%{escaped}%")
-}
-
-/// Page bounds as SQL integers.
-pub(crate) fn limits(page: PageRequest) -> (i64, i64) {
-    (
-        i64::try_from(page.limit).unwrap_or(i64::MAX),
-        i64::try_from(page.offset).unwrap_or(i64::MAX),
-    )
-}

@@ -8,10 +8,10 @@ use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRepository, TeamRole};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::org::{like_pattern, limits};
+use super::paging::{like_pattern, load_page};
 use crate::Database;
 use crate::error::db_error;
-use crate::rows::{TeamRow, UserRow};
+use crate::rows::{CountedTeamRow, MemberRow, TeamRow, UserRow};
 use crate::schema::{team_members, teams, users};
 
 /// Postgres implementation of [`TeamRepository`].
@@ -28,16 +28,19 @@ impl PgTeamRepository {
 
 diesel::alias!(team_members as counted: CountedMembers);
 
-fn member_from(
-    (user, role, joined_at): (UserRow, String, OffsetDateTime),
-    team: TeamId,
-) -> Result<TeamMember, RepoError> {
-    Ok(TeamMember {
-        team_id: team,
-        user: user.try_into()?,
-        role: TeamRole::parse(&role).unwrap_or(TeamRole::Member),
-        joined_at,
-    })
+/// The columns of a [`MemberRow`], from `team_members` joined with `users`.
+fn member_columns() -> (
+    diesel::helper_types::AsSelect<UserRow, diesel::pg::Pg>,
+    team_members::team_id,
+    team_members::role,
+    team_members::created_at,
+) {
+    (
+        UserRow::as_select(),
+        team_members::team_id,
+        team_members::role,
+        team_members::created_at,
+    )
 }
 
 impl PgTeamRepository {
@@ -48,20 +51,16 @@ impl PgTeamRepository {
         user: UserId,
     ) -> Result<TeamMember, RepoError> {
         let mut conn = self.db.conn().await?;
-        let row: (UserRow, String, OffsetDateTime) = team_members::table
+        let row: MemberRow = team_members::table
             .inner_join(users::table)
             .filter(team_members::team_id.eq(team.0))
             .filter(team_members::user_id.eq(user.0))
             .filter(users::organization_id.eq(org.0))
-            .select((
-                UserRow::as_select(),
-                team_members::role,
-                team_members::created_at,
-            ))
+            .select(member_columns())
             .first(&mut conn)
             .await
             .map_err(db_error)?;
-        member_from(row, team)
+        row.try_into()
     }
 }
 
@@ -114,7 +113,11 @@ impl TeamRepository for PgTeamRepository {
             })
             .await
             .map_err(db_error)?;
-        Ok(row.into_team(count))
+        CountedTeamRow {
+            team: row,
+            members: Some(count),
+        }
+        .try_into()
     }
 
     async fn update_team(
@@ -157,13 +160,13 @@ impl TeamRepository for PgTeamRepository {
             .filter(counted.field(team_members::team_id).eq(teams::id))
             .count()
             .single_value();
-        let (row, count): (TeamRow, Option<i64>) = teams::table
+        let row: CountedTeamRow = teams::table
             .filter(teams::id.eq(id.0).and(teams::organization_id.eq(org.0)))
             .select((TeamRow::as_select(), members))
             .first(&mut conn)
             .await
             .map_err(db_error)?;
-        Ok(row.into_team(count.unwrap_or(0)))
+        row.try_into()
     }
 
     async fn list_teams(
@@ -194,32 +197,15 @@ impl TeamRepository for PgTeamRepository {
             }
             q
         };
-        let count: i64 = filtered()
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
         let members = counted
             .filter(counted.field(team_members::team_id).eq(teams::id))
             .count()
             .single_value();
-        let (limit, offset) = limits(page);
-        let rows: Vec<(TeamRow, Option<i64>)> = filtered()
-            .order_by((teams::name, teams::id))
-            .select((TeamRow::as_select(), members))
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let results = rows
-            .into_iter()
-            .map(|(r, c)| r.into_team(c.unwrap_or(0)))
-            .collect();
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results,
+        load_page::<CountedTeamRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by((teams::name, teams::id))
+                .select((TeamRow::as_select(), members))
         })
+        .await
     }
 
     async fn is_member(&self, team: TeamId, user: UserId) -> Result<bool, RepoError> {
@@ -243,38 +229,17 @@ impl TeamRepository for PgTeamRepository {
         page: PageRequest,
     ) -> Result<Page<TeamMember>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let base = || {
+        let filtered = || {
             team_members::table
                 .inner_join(users::table)
                 .filter(team_members::team_id.eq(team.0))
                 .filter(users::organization_id.eq(org.0))
         };
-        let count: i64 = base()
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let (limit, offset) = limits(page);
-        let rows: Vec<(UserRow, String, OffsetDateTime)> = base()
-            .order_by((users::first_name, users::last_name, users::id))
-            .select((
-                UserRow::as_select(),
-                team_members::role,
-                team_members::created_at,
-            ))
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let results = rows
-            .into_iter()
-            .map(|r| member_from(r, team))
-            .collect::<Result<_, _>>()?;
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results,
+        load_page::<MemberRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by((users::first_name, users::last_name, users::id))
+                .select(member_columns())
         })
+        .await
     }
 
     async fn get_member(

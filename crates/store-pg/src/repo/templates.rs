@@ -8,9 +8,10 @@ use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::org::{like_pattern, limits};
+use super::paging::{like_pattern, load_page};
 use crate::Database;
 use crate::error::db_error;
+use crate::rows::unknown_value;
 use crate::schema::templates;
 
 /// Postgres implementation of [`TemplateRepository`].
@@ -40,27 +41,29 @@ struct TemplateRow {
     created_at: OffsetDateTime,
 }
 
-impl From<TemplateRow> for Template {
-    fn from(r: TemplateRow) -> Self {
-        Template {
+impl TryFrom<TemplateRow> for Template {
+    type Error = RepoError;
+    fn try_from(r: TemplateRow) -> Result<Self, RepoError> {
+        // Exactly a name the domain writes: `parse` also takes the wire's aliases.
+        let template_type = TemplateType::parse(&r.template_type)
+            .ok()
+            .filter(|t| t.as_str() == r.template_type)
+            .ok_or_else(|| unknown_value("templates.template_type", &r.template_type))?;
+        let serde_json::Value::Array(questions) = r.questions else {
+            return Err(unknown_value("templates.questions", &r.questions));
+        };
+        Ok(Template {
             id: r.id,
             org_id: r.organization_id.map(OrgId),
             name: r.name,
-            template_type: if r.template_type == "forms" {
-                TemplateType::Forms
-            } else {
-                TemplateType::Checkins
-            },
+            template_type,
             system_default: r.system_default,
             description: r.description,
             intro_message: r.intro_message,
             outro_message: r.outro_message,
-            questions: match r.questions {
-                serde_json::Value::Array(items) => items,
-                _ => Vec::new(),
-            },
+            questions,
             created_at: r.created_at,
-        }
+        })
     }
 }
 
@@ -92,24 +95,11 @@ impl TemplateRepository for PgTemplateRepository {
             }
             q
         };
-        let count: i64 = filtered()
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let (limit, offset) = limits(page);
-        let rows: Vec<TemplateRow> = filtered()
-            .order_by((templates::template_type, templates::name, templates::id))
-            .select(TemplateRow::as_select())
-            .limit(limit)
-            .offset(offset)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(Page {
-            count: u64::try_from(count).unwrap_or(0),
-            results: rows.into_iter().map(Into::into).collect(),
+        load_page::<TemplateRow, _, _, _>(&mut conn, page, filtered, |q| {
+            q.order_by((templates::template_type, templates::name, templates::id))
+                .select(TemplateRow::as_select())
         })
+        .await
     }
 
     async fn get_template(&self, org: OrgId, id: Uuid) -> Result<Template, RepoError> {
@@ -125,6 +115,51 @@ impl TemplateRepository for PgTemplateRepository {
             .first(&mut conn)
             .await
             .map_err(db_error)?;
-        Ok(row.into())
+        row.try_into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(template_type: &str, questions: serde_json::Value) -> TemplateRow {
+        TemplateRow {
+            id: Uuid::nil(),
+            organization_id: None,
+            name: "Daily".into(),
+            template_type: template_type.into(),
+            system_default: true,
+            description: String::new(),
+            intro_message: String::new(),
+            outro_message: String::new(),
+            questions,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn known_types_and_question_lists_decode() {
+        let t = Template::try_from(row("forms", serde_json::json!([{"index": 0}]))).unwrap();
+        assert_eq!(t.template_type, TemplateType::Forms);
+        assert_eq!(t.questions.len(), 1);
+        let t = Template::try_from(row("checkins", serde_json::json!([]))).unwrap();
+        assert_eq!(t.template_type, TemplateType::Checkins);
+    }
+
+    #[test]
+    fn unknown_types_and_aliases_are_errors_not_checkins() {
+        for stored in ["surveys", "form", "Forms", ""] {
+            assert!(
+                matches!(Template::try_from(row(stored, serde_json::json!([]))), Err(RepoError::Other(m)) if m.contains("template_type")),
+                "{stored}"
+            );
+        }
+    }
+
+    #[test]
+    fn questions_that_are_not_a_list_are_errors() {
+        let err = Template::try_from(row("forms", serde_json::json!({"q": 1}))).unwrap_err();
+        assert!(matches!(err, RepoError::Other(m) if m.contains("questions")));
     }
 }
