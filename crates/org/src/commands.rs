@@ -28,10 +28,15 @@ impl NewOrganization {
         plan_beta: Option<bool>,
         exchange_tokens: Option<bool>,
     ) -> Result<Self, Error> {
-        let name = validate_name("name", name)?;
-        let plan = parse_plan(plan)?;
+        let name = validate_organization_name(name);
+        let plan = parse_plan(plan);
+        let mut errors = FieldErrors::new();
+        errors.note(&name);
+        errors.note(&plan);
+        errors.finish()?;
+        let plan = plan?;
         Ok(NewOrganization {
-            name,
+            name: name?,
             plan,
             api_access: api_access.unwrap_or(plan.default_api_access()),
             plan_beta: plan_beta.unwrap_or(false),
@@ -66,9 +71,15 @@ impl OrganizationPatch {
         plan_beta: Option<bool>,
         exchange_tokens: Option<bool>,
     ) -> Result<Self, Error> {
+        let name = name.map(validate_organization_name).transpose();
+        let plan = plan.map(parse_plan).transpose();
+        let mut errors = FieldErrors::new();
+        errors.note(&name);
+        errors.note(&plan);
+        errors.finish()?;
         Ok(OrganizationPatch {
-            name: name.map(|n| validate_name("name", n)).transpose()?,
-            plan: plan.map(parse_plan).transpose()?,
+            name: name?,
+            plan: plan?,
             api_access,
             plan_beta,
             exchange_tokens,
@@ -153,8 +164,8 @@ impl UserPatch {
     }
 }
 
-fn validate_name(field: &str, value: &str) -> Result<String, Error> {
-    text::name(field, value, MAX_ORGANIZATION_NAME)
+fn validate_organization_name(name: &str) -> Result<String, Error> {
+    text::name("name", name, MAX_ORGANIZATION_NAME)
 }
 
 /// The longest e-mail address (RFC 5321's path limit), in bytes.
@@ -209,6 +220,14 @@ mod tests {
         assert!(e.field_errors().contains_key("plan"));
         let e = NewOrganization::new("  ", "free", None, None, None).unwrap_err();
         assert!(e.field_errors().contains_key("name"));
+        // Both at once.
+        for e in [
+            NewOrganization::new("\u{200B}", "gold", None, None, None).unwrap_err(),
+            OrganizationPatch::new(Some(""), Some("gold"), None, None, None).unwrap_err(),
+        ] {
+            let fields: Vec<&str> = e.field_errors().keys().map(String::as_str).collect();
+            assert_eq!(fields, ["name", "plan"]);
+        }
     }
 
     #[test]
