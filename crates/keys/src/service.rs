@@ -1269,6 +1269,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_failed_flush_keeps_the_uses_for_the_next_one() {
+        let w = World::new().await;
+        let (key, secret) = w.key_of(&w.member).await;
+        w.auth(&secret).await.unwrap();
+        w.keys.set_unavailable(true);
+        refused(w.service.flush_usage().await, ErrorCode::ServiceUnavailable);
+        assert_eq!(w.service.usage().pending(key.id), Some(T0));
+        w.keys.set_unavailable(false);
+        assert_eq!(w.service.flush_usage().await.unwrap(), 1);
+        assert_eq!(w.keys.stored_last_usage(key.id), Some(T0));
+    }
+
+    #[tokio::test]
+    async fn a_store_outage_is_503_never_a_credential_refusal() {
+        let w = World::new().await;
+        let (_, secret) = w.key_of(&w.member).await;
+        let token = w.service.issue_cli_token(&w.member, None).await.unwrap();
+        w.keys.set_unavailable(true);
+        let e = refused(w.auth(&secret).await, ErrorCode::ServiceUnavailable);
+        assert_eq!(e.status(), 503);
+        refused(
+            w.service.authenticate_cli_token(token.expose()).await,
+            ErrorCode::ServiceUnavailable,
+        );
+        refused(
+            w.service.list_keys(&w.admin, PageRequest::default()).await,
+            ErrorCode::ServiceUnavailable,
+        );
+    }
+
+    #[tokio::test]
     async fn a_newer_stored_use_wins_over_an_older_pending_one() {
         // Another instance flushed a later use than this one saw.
         let w = World::new().await;

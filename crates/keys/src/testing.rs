@@ -9,7 +9,7 @@
 //! Postgres adapter joins the `users` table.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -67,6 +67,7 @@ pub struct InMemoryKeyRepository {
     clock: SharedClock,
     tables: Mutex<Tables>,
     port_calls: AtomicUsize,
+    unavailable: AtomicBool,
 }
 
 impl InMemoryKeyRepository {
@@ -82,6 +83,7 @@ impl InMemoryKeyRepository {
             clock,
             tables: Mutex::new(Tables::default()),
             port_calls: AtomicUsize::new(0),
+            unavailable: AtomicBool::new(false),
         }
     }
 
@@ -91,8 +93,17 @@ impl InMemoryKeyRepository {
         self.port_calls.load(Ordering::Relaxed)
     }
 
-    fn called(&self) {
+    /// While set, every call answers `RepoError::Unavailable`, as when the database is down.
+    pub fn set_unavailable(&self, unavailable: bool) {
+        self.unavailable.store(unavailable, Ordering::Relaxed);
+    }
+
+    fn called(&self) -> Result<(), RepoError> {
         self.port_calls.fetch_add(1, Ordering::Relaxed);
+        if self.unavailable.load(Ordering::Relaxed) {
+            return Err(RepoError::Unavailable("the store is down".to_owned()));
+        }
+        Ok(())
     }
 
     /// The stored hash of a key, to check that a regenerated secret replaced it.
@@ -236,7 +247,7 @@ fn page_window(len: usize, page: PageRequest) -> std::ops::Range<usize> {
 #[async_trait]
 impl KeyRepository for InMemoryKeyRepository {
     async fn insert_key(&self, new: &NewKeyRecord) -> Result<ApiKey, RepoError> {
-        self.called();
+        self.called()?;
         let mut people = vec![("owner_id", new.owner_id)];
         people.extend(new.created_by.map(|id| ("created_by_id", id)));
         self.check_references("api_keys", new.org_id, &people)
@@ -277,7 +288,7 @@ impl KeyRepository for InMemoryKeyRepository {
         &self,
         hash: &SecretHash,
     ) -> Result<Option<KeyCredential>, RepoError> {
-        self.called();
+        self.called()?;
         let found = self
             .tables()
             .keys
@@ -307,7 +318,7 @@ impl KeyRepository for InMemoryKeyRepository {
         scope: KeyListScope,
         page: PageRequest,
     ) -> Result<Page<ApiKey>, RepoError> {
-        self.called();
+        self.called()?;
         let mut listed: Vec<StoredKey> = self
             .tables()
             .keys
@@ -330,7 +341,7 @@ impl KeyRepository for InMemoryKeyRepository {
     }
 
     async fn get_key(&self, org: OrgId, id: ApiKeyId) -> Result<ApiKey, RepoError> {
-        self.called();
+        self.called()?;
         self.load_key(org, id).await
     }
 
@@ -340,7 +351,7 @@ impl KeyRepository for InMemoryKeyRepository {
         id: ApiKeyId,
         changes: &KeyChanges,
     ) -> Result<ApiKey, RepoError> {
-        self.called();
+        self.called()?;
         if let Some(name) = &changes.name {
             check_stored_name(name)?;
         }
@@ -380,7 +391,7 @@ impl KeyRepository for InMemoryKeyRepository {
     }
 
     async fn delete_key(&self, org: OrgId, id: ApiKeyId) -> Result<(), RepoError> {
-        self.called();
+        self.called()?;
         let mut tables = self.tables();
         match tables.keys.get(&id) {
             Some(k) if k.org_id == org => {
@@ -395,7 +406,7 @@ impl KeyRepository for InMemoryKeyRepository {
         &self,
         batch: &[(ApiKeyId, OffsetDateTime)],
     ) -> Result<(), RepoError> {
-        self.called();
+        self.called()?;
         let mut tables = self.tables();
         for (id, at) in batch {
             if let Some(key) = tables.keys.get_mut(id) {
@@ -412,7 +423,7 @@ impl KeyRepository for InMemoryKeyRepository {
         hash: &SecretHash,
         expires_at: Option<OffsetDateTime>,
     ) -> Result<CliTokenId, RepoError> {
-        self.called();
+        self.called()?;
         self.check_references("cli_tokens", org, &[("user_id", user)])
             .await?;
         let id = CliTokenId::new();
@@ -438,7 +449,7 @@ impl KeyRepository for InMemoryKeyRepository {
         &self,
         hash: &SecretHash,
     ) -> Result<Option<CliTokenCredential>, RepoError> {
-        self.called();
+        self.called()?;
         let found = self
             .tables()
             .cli_tokens
@@ -461,7 +472,7 @@ impl KeyRepository for InMemoryKeyRepository {
     }
 
     async fn revoke_cli_token(&self, id: CliTokenId) -> Result<(), RepoError> {
-        self.called();
+        self.called()?;
         if let Some(token) = self.tables().cli_tokens.get_mut(&id) {
             token.revoked = true;
         }
