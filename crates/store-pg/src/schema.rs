@@ -14,6 +14,7 @@ diesel::table! {
         updated_at -> Timestamptz,
         platform -> Nullable<Text>,
         user_count -> Int8,
+        active_user_count -> Int8,
     }
 }
 

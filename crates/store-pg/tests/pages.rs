@@ -114,14 +114,37 @@ async fn seed_people(conn: &mut AsyncPgConnection, org: OrgId, n: u32) {
 }
 
 async fn user_count(conn: &mut AsyncPgConnection, org: OrgId) -> i64 {
+    org_number(conn, org, "user_count").await
+}
+
+async fn active_user_count(conn: &mut AsyncPgConnection, org: OrgId) -> i64 {
+    org_number(conn, org, "active_user_count").await
+}
+
+async fn org_number(conn: &mut AsyncPgConnection, org: OrgId, column: &str) -> i64 {
     diesel::sql_query(format!(
-        "SELECT user_count AS n FROM organizations WHERE id = '{}'",
+        "SELECT {column} AS n FROM organizations WHERE id = '{}'",
         org.0
     ))
     .get_result::<Count>(conn)
     .await
     .unwrap()
     .n
+}
+
+/// The ids of an organization's people in the directory's order, optionally only the (in)active.
+async fn ids_in_order(conn: &mut AsyncPgConnection, org: OrgId, active: Option<bool>) -> Vec<Uuid> {
+    let only = active.map_or(String::new(), |a| format!(" AND is_active = {a}"));
+    diesel::sql_query(format!(
+        "SELECT id FROM users WHERE organization_id = '{}'{only} ORDER BY first_name, last_name, id",
+        org.0
+    ))
+    .load::<Id>(conn)
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|r| r.id)
+    .collect()
 }
 
 fn page(offset: u64, limit: u64) -> PageRequest {
@@ -138,16 +161,7 @@ async fn unfiltered_pages_follow_the_name_order_at_every_depth() {
     seed_people(&mut conn, org, 600).await;
     seed_people(&mut conn, other, 30).await;
 
-    let expected: Vec<Uuid> = diesel::sql_query(format!(
-        "SELECT id FROM users WHERE organization_id = '{}' ORDER BY first_name, last_name, id",
-        org.0
-    ))
-    .load::<Id>(&mut conn)
-    .await
-    .unwrap()
-    .into_iter()
-    .map(|r| r.id)
-    .collect();
+    let expected = ids_in_order(&mut conn, org, None).await;
     assert_eq!(expected.len(), 600);
 
     // Below and above the offset where pages switch to the deferred join, the last page, and
@@ -195,7 +209,9 @@ async fn the_people_count_is_kept_per_statement() {
     };
     repo.create_user(b, &admin).await.unwrap();
     assert_eq!(user_count(&mut conn, a).await, 50);
+    assert_eq!(active_user_count(&mut conn, a).await, 43); // every seventh is inactive
     assert_eq!(user_count(&mut conn, b).await, 1);
+    assert_eq!(active_user_count(&mut conn, b).await, 1);
 
     // One statement touching two organizations.
     exec(
@@ -206,9 +222,23 @@ async fn the_people_count_is_kept_per_statement() {
         ),
     )
     .await;
-    // p1, p10..p19: 11 people.
+    // p1, p10..p19: 11 people, p14 inactive.
     assert_eq!(user_count(&mut conn, a).await, 39);
+    assert_eq!(active_user_count(&mut conn, a).await, 33);
     assert_eq!(user_count(&mut conn, b).await, 0);
+    assert_eq!(active_user_count(&mut conn, b).await, 0);
+
+    // (De)activation moves the active count, and only a change does.
+    for sql in [
+        "UPDATE users SET is_active = FALSE WHERE email IN ('p2@example.com', 'p3@example.com')",
+        "UPDATE users SET is_active = FALSE WHERE email = 'p2@example.com'",
+        "UPDATE users SET is_active = TRUE WHERE email = 'p7@example.com'",
+        "UPDATE users SET first_name = 'Zed' WHERE email = 'p4@example.com'",
+    ] {
+        exec(&mut conn, sql).await;
+    }
+    assert_eq!(active_user_count(&mut conn, a).await, 32);
+    assert_eq!(user_count(&mut conn, a).await, 39);
     let listed = repo
         .list_users(a, &UserFilter::default(), page(0, 100))
         .await
@@ -227,6 +257,50 @@ async fn the_people_count_is_kept_per_statement() {
 }
 
 #[tokio::test]
+async fn active_and_inactive_pages_follow_the_name_order_at_every_depth() {
+    let t = TestDb::new().await;
+    let repo = PgOrgRepository::new(t.db.clone());
+    let mut conn = t.sql().await;
+    let org = new_org(&repo, "Big").await;
+    let other = new_org(&repo, "Other").await;
+    seed_people(&mut conn, org, 700).await; // 100 inactive
+    seed_people(&mut conn, other, 30).await;
+    for active in [true, false] {
+        let expected = ids_in_order(&mut conn, org, Some(active)).await;
+        assert_eq!(expected.len(), if active { 600 } else { 100 });
+        let filter = UserFilter {
+            is_active: Some(active),
+            ..UserFilter::default()
+        };
+        for (offset, limit) in [(0, 25), (90, 25), (249, 2), (250, 25), (590, 25), (700, 10)] {
+            let got = repo
+                .list_users(org, &filter, page(offset, limit))
+                .await
+                .unwrap();
+            assert_eq!(
+                got.count,
+                expected.len() as u64,
+                "count, active={active}, offset {offset}"
+            );
+            let ids: Vec<Uuid> = got.results.iter().map(|u| u.id.0).collect();
+            let from = (offset as usize).min(expected.len());
+            let to = (from + limit as usize).min(expected.len());
+            assert_eq!(
+                ids,
+                expected[from..to],
+                "page, active={active}, offset {offset}"
+            );
+            assert!(
+                got.results
+                    .iter()
+                    .all(|u| u.is_active == active && u.org_id == org)
+            );
+        }
+    }
+    t.drop().await;
+}
+
+#[tokio::test]
 async fn filtered_pages_count_what_matches() {
     let t = TestDb::new().await;
     let repo = PgOrgRepository::new(t.db.clone());
@@ -240,7 +314,6 @@ async fn filtered_pages_count_what_matches() {
         is_active: Some(false),
         ..UserFilter::default()
     };
-    // A full page needs the count; a partial one proves it.
     let first = repo.list_users(org, &inactive, page(0, 4)).await.unwrap();
     assert_eq!((first.count, first.results.len()), (10, 4));
     let last = repo.list_users(org, &inactive, page(8, 4)).await.unwrap();

@@ -181,10 +181,11 @@ impl OrgRepository for PgOrgRepository {
         page: PageRequest,
     ) -> Result<Page<User>, RepoError> {
         let mut conn = self.db.conn().await?;
-        if filter.is_unfiltered() {
-            return unfiltered_people(&mut conn, org, page).await;
-        }
-        let search = filter.search.as_deref().map(like_pattern);
+        let Some(search) = filter.search.as_deref() else {
+            return counted_people(&mut conn, org, filter.is_active, page).await;
+        };
+        // A search is counted for real: no index serves `%fragment%` (see docs/performance.md).
+        let pattern = like_pattern(search);
         let filtered = || {
             let mut q = users::table
                 .filter(users::organization_id.eq(org.0))
@@ -192,17 +193,14 @@ impl OrgRepository for PgOrgRepository {
             if let Some(active) = filter.is_active {
                 q = q.filter(users::is_active.eq(active));
             }
-            if let Some(pattern) = &search {
-                q = q.filter(
-                    users::first_name
-                        .ilike(pattern.clone())
-                        .or(users::last_name.ilike(pattern.clone()))
-                        .or(users::email.ilike(pattern.clone()))
-                        .or(concat(users::first_name, concat(" ", users::last_name))
-                            .ilike(pattern.clone())),
-                );
-            }
-            q
+            q.filter(
+                users::first_name
+                    .ilike(pattern.clone())
+                    .or(users::last_name.ilike(pattern.clone()))
+                    .or(users::email.ilike(pattern.clone()))
+                    .or(concat(users::first_name, concat(" ", users::last_name))
+                        .ilike(pattern.clone())),
+            )
         };
         load_page::<UserRow, _, _, _>(&mut conn, page, filtered, |q| {
             q.order_by(NAME_ORDER).select(UserRow::as_select())
@@ -297,66 +295,90 @@ struct ProfileChanges<'a> {
 const NAME_ORDER: (users::first_name, users::last_name, users::id) =
     (users::first_name, users::last_name, users::id);
 
-/// From this offset on, a page of the unfiltered list is found by its ids first (see
-/// [`unfiltered_people`]). Below it, skipping the rows in the index scan itself is cheaper.
+/// From this offset on, a page of [`counted_people`] is found by its ids first. Below it,
+/// skipping the rows in the index scan itself is cheaper.
 const DEFERRED_FROM_OFFSET: i64 = 250;
 
 diesel::alias!(users as paged: PagedUsers);
 
-/// One page of an organization's people, unfiltered: one indexed read whatever the size of the
-/// organization. The total is the maintained `organizations.user_count`, read in the same
-/// statement, never counted. Deep pages are a deferred join: the ids of the page come from an
-/// index-only scan of `users_org_name_idx` (no table row read for the skipped ones), then the
-/// page's rows by primary key. `= ANY(ARRAY(...))` keeps the ids an init plan probed through the
-/// primary key: with `IN (...)`, the generic plan (pool.rs) assumes a large `LIMIT` and hashes
-/// the whole table.
-async fn unfiltered_people(
+/// A person with the organization's people and active people counts.
+type UserWithTotals = (UserRow, (Option<i64>, Option<i64>));
+
+/// One page of an organization's people, all of them or only the (in)active ones: one indexed
+/// read whatever the size of the organization. The total is maintained on the organization
+/// (`user_count`, `active_user_count`), read in the same statement, never counted; the order is
+/// served by `users_org_name_idx` or `users_org_active_name_idx`. Deep pages are a deferred join:
+/// the ids of the page come from an index-only scan (no table row read for the skipped ones),
+/// then the page's rows by primary key. `= ANY(ARRAY(...))` keeps the ids an init plan probed
+/// through the primary key: with `IN (...)`, the generic plan (pool.rs) assumes a large `LIMIT`
+/// and hashes the whole table.
+async fn counted_people(
     conn: &mut AsyncPgConnection,
     org: OrgId,
+    active: Option<bool>,
     page: PageRequest,
 ) -> Result<Page<User>, RepoError> {
     let (limit, offset) = limits(page);
-    let total = organizations::table
-        .filter(organizations::id.eq(org.0))
-        .select(organizations::user_count)
-        .single_value();
-    let in_org = users::table.filter(users::organization_id.eq(org.0));
-    let rows: Vec<(UserRow, Option<i64>)> = if offset < DEFERRED_FROM_OFFSET {
-        in_org
+    let of_org = || organizations::table.filter(organizations::id.eq(org.0));
+    let totals = (
+        of_org().select(organizations::user_count).single_value(),
+        of_org()
+            .select(organizations::active_user_count)
+            .single_value(),
+    );
+    let mut listed = users::table
+        .filter(users::organization_id.eq(org.0))
+        .into_boxed();
+    if let Some(active) = active {
+        listed = listed.filter(users::is_active.eq(active));
+    }
+    let rows: Vec<UserWithTotals> = if offset < DEFERRED_FROM_OFFSET {
+        listed
             .order_by(NAME_ORDER)
-            .select((UserRow::as_select(), total))
+            .select((UserRow::as_select(), totals))
             .limit(limit)
             .offset(offset)
             .load(conn)
             .await
     } else {
-        let page_ids = paged
+        let mut page_ids = paged
             .filter(paged.field(users::organization_id).eq(org.0))
+            .into_boxed();
+        if let Some(active) = active {
+            page_ids = page_ids.filter(paged.field(users::is_active).eq(active));
+        }
+        let page_ids = page_ids
             .order_by(paged.fields(NAME_ORDER))
             .select(paged.field(users::id))
             .limit(limit)
             .offset(offset);
-        in_org
+        listed
             .filter(users::id.eq_any(array::<SqlUuid, _>(page_ids)))
             .order_by(NAME_ORDER)
-            .select((UserRow::as_select(), total))
+            .select((UserRow::as_select(), totals))
             .load(conn)
             .await
     }
     .map_err(db_error)?;
-    let total = match <[_]>::first(&rows) {
-        Some((_, total)) => *total,
+    let (people, active_people) = match <[_]>::first(&rows) {
+        Some((_, totals)) => *totals,
         // Past the end: the page is empty, the total is still wanted.
-        None => organizations::table
-            .find(org.0)
-            .select(organizations::user_count)
+        None => of_org()
+            .select((organizations::user_count, organizations::active_user_count))
             .first(conn)
             .await
             .optional()
-            .map_err(db_error)?,
+            .map_err(db_error)?
+            .map_or((None, None), |(p, a)| (Some(p), Some(a))),
+    };
+    let (people, active_people) = (people.unwrap_or(0), active_people.unwrap_or(0));
+    let total = match active {
+        None => people,
+        Some(true) => active_people,
+        Some(false) => people - active_people,
     };
     Ok(Page {
-        count: count_from(total.unwrap_or(0))?,
+        count: count_from(total)?,
         results: rows
             .into_iter()
             .map(|(row, _)| row.try_into())
