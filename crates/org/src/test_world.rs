@@ -4,13 +4,14 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, ErrorCode, SharedClock};
+use teamcomm_kernel::{Error, ErrorCode, PageRequest, SharedClock};
 use time::{Date, OffsetDateTime, macros::datetime};
 
 use crate::testing::{FixedClock, InMemoryOrgPorts};
 use crate::{
-    InvitationService, MoodService, NewOrganization, NewUser, OrgRepository, Organization,
-    OrganizationService, PeopleService, TeamService, User,
+    Invitation, InvitationKind, InvitationRepository, InvitationService, MoodService,
+    NewOrganization, NewUser, OrgRepository, Organization, OrganizationService, PeopleService,
+    TeamService, User,
 };
 
 pub(crate) const NOW: OffsetDateTime = datetime!(2026-11-23 12:00 UTC);
@@ -52,6 +53,16 @@ impl World {
     /// The person as stored now.
     pub async fn stored(&self, user: &User) -> User {
         self.ports.people.find_user(user.id).await.unwrap()
+    }
+
+    /// The first organization's pending invitations of `kind`, as stored now.
+    pub async fn pending_invitations(&self, kind: InvitationKind) -> Vec<Invitation> {
+        self.ports
+            .invitations
+            .list_invitations(self.org.id, kind, PageRequest::all())
+            .await
+            .unwrap()
+            .results
     }
 
     pub fn people(&self) -> PeopleService {

@@ -11,15 +11,6 @@ fn request(identifiers: &[&str]) -> InviteRequest {
     }
 }
 
-async fn pending(w: &World, kind: InvitationKind) -> Vec<Invitation> {
-    w.ports
-        .invitations
-        .list_invitations(w.org.id, kind, PageRequest::default())
-        .await
-        .unwrap()
-        .results
-}
-
 async fn team(w: &World, org_admin: &User, name: &str) -> Team {
     crate::TeamService::new(
         w.ports.people.clone(),
@@ -73,7 +64,7 @@ async fn members_and_admins_invite_guests_do_not() {
         ),
         ErrorCode::GuestNotAllowed
     );
-    assert!(pending(&w, InvitationKind::All).await.is_empty());
+    assert!(w.pending_invitations(InvitationKind::All).await.is_empty());
 
     let outcome = w
         .invitations()
@@ -92,7 +83,10 @@ async fn members_and_admins_invite_guests_do_not() {
             ("U0CHAT", false, Some(w.member.id))
         ]
     );
-    assert_eq!(pending(&w, InvitationKind::Members).await.len(), 2);
+    assert_eq!(
+        w.pending_invitations(InvitationKind::Members).await.len(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -119,7 +113,7 @@ async fn people_already_in_the_organization_are_reported_not_invited() {
         .collect();
     // Someone of another organization is invited like a stranger: nothing about them leaks.
     assert_eq!(invited, ["new@acme.test", "otto@globex.test"]);
-    assert_eq!(pending(&w, InvitationKind::All).await.len(), 2);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 2);
 }
 
 #[tokio::test]
@@ -149,7 +143,7 @@ async fn inviting_again_resends_and_gathers_teams() {
     let mut teams = vec![core.id, apps.id];
     teams.sort();
     assert_eq!(again.team_ids, teams);
-    assert_eq!(pending(&w, InvitationKind::All).await.len(), 1);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 1);
 }
 
 #[tokio::test]
@@ -166,7 +160,7 @@ async fn invitations_name_teams_of_the_organization_only() {
             "joinable_team_uuids",
         );
     }
-    assert!(pending(&w, InvitationKind::All).await.is_empty());
+    assert!(w.pending_invitations(InvitationKind::All).await.is_empty());
     let untouched = w
         .ports
         .teams
@@ -225,7 +219,7 @@ async fn guests_are_invited_by_email_and_counted_apart() {
         ),
         ErrorCode::NotFound
     );
-    assert_eq!(pending(&w, InvitationKind::Guests).await.len(), 1);
+    assert_eq!(w.pending_invitations(InvitationKind::Guests).await.len(), 1);
 }
 
 #[tokio::test]
@@ -251,7 +245,7 @@ async fn invitation_requests_are_bounded() {
             .await,
         "users_identifiers",
     );
-    assert!(pending(&w, InvitationKind::All).await.is_empty());
+    assert!(w.pending_invitations(InvitationKind::All).await.is_empty());
 }
 
 #[tokio::test]
@@ -286,7 +280,7 @@ async fn only_admins_see_and_revoke_pending_invitations() {
             ErrorCode::OrgAdminRequired
         );
     }
-    assert_eq!(pending(&w, InvitationKind::All).await.len(), 1);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 1);
 
     let shown = service
         .get_invitation(&w.admin, InvitationKind::Members, id)
@@ -297,7 +291,7 @@ async fn only_admins_see_and_revoke_pending_invitations() {
         .revoke_invitation(&w.admin, InvitationKind::All, id)
         .await
         .unwrap();
-    assert!(pending(&w, InvitationKind::All).await.is_empty());
+    assert!(w.pending_invitations(InvitationKind::All).await.is_empty());
     assert_eq!(
         code(
             service

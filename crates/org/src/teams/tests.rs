@@ -2,7 +2,7 @@ use teamcomm_kernel::ErrorCode;
 
 use super::*;
 use crate::test_world::{World, assert_field_error, code};
-use crate::{InvitationKind, InvitationRepository, MAX_INVITES_PER_REQUEST, TeamRepository};
+use crate::{InvitationKind, MAX_INVITES_PER_REQUEST, TeamRepository};
 
 fn names(page: &Page<Team>) -> Vec<&str> {
     page.results.iter().map(|t| t.name.as_str()).collect()
@@ -434,13 +434,7 @@ async fn team_invitations_add_known_people_and_invite_the_rest() {
 
     assert!(w.ports.teams.is_member(core.id, w.member.id).await.unwrap());
     assert!(w.ports.teams.is_member(core.id, w.guest.id).await.unwrap());
-    let pending = w
-        .ports
-        .invitations
-        .list_invitations(w.org.id, InvitationKind::All, PageRequest::default())
-        .await
-        .unwrap();
-    assert_eq!(pending.count, 2);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 2);
 }
 
 #[tokio::test]
@@ -461,13 +455,7 @@ async fn a_team_invitation_naming_an_outsider_changes_nothing() {
         ErrorCode::MemberInScopeRequired
     );
     assert!(!w.ports.teams.is_member(core.id, w.member.id).await.unwrap());
-    let pending = w
-        .ports
-        .invitations
-        .list_invitations(w.org.id, InvitationKind::All, PageRequest::default())
-        .await
-        .unwrap();
-    assert_eq!(pending.count, 0);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 0);
 }
 
 #[tokio::test]
@@ -492,11 +480,5 @@ async fn team_invitations_refuse_bad_identifiers_and_counts() {
             "users_identifiers",
         );
     }
-    let pending = w
-        .ports
-        .invitations
-        .list_invitations(w.org.id, InvitationKind::All, PageRequest::default())
-        .await
-        .unwrap();
-    assert_eq!(pending.count, 0);
+    assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 0);
 }
