@@ -40,6 +40,17 @@ impl InMemoryChannelRepository {
 #[async_trait]
 impl ChannelRepository for InMemoryChannelRepository {
     async fn upsert_channel(&self, org: OrgId, new: &NewChannel) -> Result<Channel, RepoError> {
+        // The schema's `CHECK (length(…) BETWEEN 1 AND 200)` on id and name.
+        for (constraint, value) in [
+            ("report_channels_id_check", &new.id),
+            ("report_channels_name_check", &new.name),
+        ] {
+            if !(1..=200).contains(&value.chars().count()) {
+                return Err(RepoError::Other(format!(
+                    "violates check constraint {constraint}"
+                )));
+            }
+        }
         let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(existing) = channels
             .iter_mut()

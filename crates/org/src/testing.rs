@@ -1,8 +1,8 @@
 //! In-memory implementations of the organization ports, for rule tests and the port contract
 //! suite. They follow the Postgres adapter (`crates/store-pg/src/repo/`) observably: the same
 //! ordering (byte-wise, as the database's C collation), organization scoping (`NotFound`), the
-//! same unique and foreign-key refusals (`Conflict` with the constraint's name) and the same
-//! paging counts. The team, invitation and mood repositories hold the organization repository
+//! same unique and foreign-key refusals (`Conflict` with the constraint's name), the schema's
+//! CHECK constraints (`Other`) and the same paging counts. The team, invitation and mood repositories hold the organization repository
 //! because their rows refer to its organizations and people.
 
 use std::collections::HashMap;
@@ -29,6 +29,37 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn conflict(constraint: &str) -> RepoError {
     RepoError::Conflict {
         constraint: constraint.to_owned(),
+    }
+}
+
+/// A CHECK constraint of the schema refusing the row (the adapter reports it as `Other`).
+fn check_violation(constraint: &str) -> RepoError {
+    RepoError::Other(format!("violates check constraint {constraint}"))
+}
+
+/// The schema's `CHECK (length(column) BETWEEN 1 AND max)`, counted in characters.
+fn check_length(constraint: &str, value: &str, max: usize) -> Result<(), RepoError> {
+    if (1..=max).contains(&value.chars().count()) {
+        Ok(())
+    } else {
+        Err(check_violation(constraint))
+    }
+}
+
+/// The schema's `CHECK (birth_date ~ '^(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$')`.
+fn check_birth_date(birth_date: &str) -> Result<(), RepoError> {
+    let well_formed = birth_date.split_once('-').is_some_and(|(m, d)| {
+        let in_range = |part: &str, max: u8| {
+            part.len() == 2
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && part.parse::<u8>().is_ok_and(|n| (1..=max).contains(&n))
+        };
+        in_range(m, 12) && in_range(d, 31)
+    });
+    if well_formed {
+        Ok(())
+    } else {
+        Err(check_violation("users_birth_date_check"))
     }
 }
 
@@ -96,6 +127,7 @@ impl InMemoryOrgRepository {
 #[async_trait]
 impl OrgRepository for InMemoryOrgRepository {
     async fn create_organization(&self, new: &NewOrganization) -> Result<Organization, RepoError> {
+        check_length("organizations_name_check", &new.name, 200)?;
         let org = Organization {
             id: OrgId::new(),
             name: new.name.clone(),
@@ -116,6 +148,9 @@ impl OrgRepository for InMemoryOrgRepository {
         id: OrgId,
         patch: &OrganizationPatch,
     ) -> Result<Organization, RepoError> {
+        if let Some(name) = &patch.name {
+            check_length("organizations_name_check", name, 200)?;
+        }
         let mut orgs = lock(&self.orgs);
         let org = orgs.get_mut(&id).ok_or(RepoError::NotFound)?;
         if let Some(name) = &patch.name {
@@ -244,6 +279,9 @@ impl OrgRepository for InMemoryOrgRepository {
         id: UserId,
         patch: &ProfilePatch,
     ) -> Result<User, RepoError> {
+        if let Some(Some(birth_date)) = &patch.birth_date {
+            check_birth_date(birth_date)?;
+        }
         let mut users = lock(&self.users);
         let user = users
             .get_mut(&id)
@@ -368,6 +406,7 @@ impl TeamRepository for InMemoryTeamRepository {
         name: &str,
         members: &[UserId],
     ) -> Result<Team, RepoError> {
+        check_length("teams_name_check", name, 200)?;
         if !self.people.org_exists(org) {
             return Err(conflict("teams_organization_id_fkey"));
         }
@@ -406,6 +445,9 @@ impl TeamRepository for InMemoryTeamRepository {
         name: Option<&str>,
         active: Option<bool>,
     ) -> Result<Team, RepoError> {
+        if let Some(name) = name {
+            check_length("teams_name_check", name, 200)?;
+        }
         let mut state = lock(&self.state);
         let team = state
             .teams
@@ -602,6 +644,7 @@ impl InvitationRepository for InMemoryInvitationRepository {
         org: OrgId,
         new: &NewInvitation,
     ) -> Result<(Invitation, bool), RepoError> {
+        check_length("invitations_identifier_check", &new.identifier, 254)?;
         if !self.people.org_exists(org) {
             return Err(conflict("invitations_organization_id_fkey"));
         }
@@ -702,6 +745,9 @@ impl MoodRepository for InMemoryMoodRepository {
         date: Date,
         score: i16,
     ) -> Result<MoodEntry, RepoError> {
+        if !(1..=5).contains(&score) {
+            return Err(check_violation("mood_entries_score_check"));
+        }
         if self.people.user(user).is_none() {
             return Err(conflict("mood_entries_user_id_fkey"));
         }
@@ -873,6 +919,48 @@ mod tests {
             ports.people.update_user(UserId::new(), &patch).await,
             Err(RepoError::NotFound)
         ));
+    }
+
+    #[tokio::test]
+    async fn the_schemas_checks_refuse_what_the_domain_would_not_send() {
+        let (ports, org) = world().await;
+        let ada = person(&ports, org.id, "ada@x.io", "Ada").await;
+        let refused = |r: Result<(), RepoError>| matches!(r, Err(RepoError::Other(_)));
+        assert!(refused(
+            ports.teams.create_team(org.id, "", &[]).await.map(|_| ())
+        ));
+        assert!(refused(
+            ports
+                .teams
+                .create_team(org.id, &"x".repeat(201), &[])
+                .await
+                .map(|_| ())
+        ));
+        let today = time::macros::date!(2026 - 11 - 23);
+        assert!(refused(
+            ports
+                .moods
+                .insert_mood(org.id, ada.id, today, 6)
+                .await
+                .map(|_| ())
+        ));
+        let birthday = |b: &str| ProfilePatch {
+            birth_date: Some(Some(b.to_owned())),
+            ..ProfilePatch::default()
+        };
+        for bad in ["13-01", "1-01", "00-10", "02-32"] {
+            let r = ports
+                .people
+                .update_profile(org.id, ada.id, &birthday(bad))
+                .await;
+            assert!(refused(r.map(|_| ())), "{bad}");
+        }
+        // The schema does not know February has fewer days; the domain does.
+        ports
+            .people
+            .update_profile(org.id, ada.id, &birthday("02-31"))
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
