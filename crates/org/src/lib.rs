@@ -6,7 +6,6 @@
 
 mod access;
 mod commands;
-mod directory_facade;
 mod important_dates;
 mod invitations;
 mod model;
@@ -21,7 +20,6 @@ mod test_world;
 pub mod testing;
 
 pub use commands::{MAX_ORGANIZATION_NAME, NewOrganization, NewUser, OrganizationPatch, UserPatch};
-pub use directory_facade::Directory;
 pub use important_dates::{
     ImportantDate, ImportantDateKind, important_date_id, important_dates_of,
 };
