@@ -23,7 +23,9 @@ impl FieldErrors {
                 .field_errors()
                 .iter()
                 .flat_map(|(field, messages)| messages.iter().map(move |m| (field, m)))
-                .fold(first, |acc, (field, m)| acc.with_field_error(field, m.clone())),
+                .fold(first, |acc, (field, m)| {
+                    acc.with_field_error(field, m.clone())
+                }),
             Some(first) => first,
         });
     }
