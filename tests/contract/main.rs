@@ -1,0 +1,81 @@
+//! Port contract tests: every behaviour below is one `async fn` over [`Ports`], run once against
+//! the in-memory adapters (the `testing` modules of the domain crates) and once against the
+//! Postgres adapters (store-pg, on a fresh migrated database), so the two cannot disagree.
+//! The rule tests of the services trust the in-memory adapters because of this suite.
+
+/// Runs each named behaviour against both adapters: `in_memory::<name>` and `postgres::<name>`.
+macro_rules! contract {
+    ($($behaviour:ident),+ $(,)?) => {
+        mod in_memory {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::$behaviour(crate::ports::Ports::in_memory()).await;
+                }
+            )+
+        }
+
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::$behaviour(crate::ports::Ports::postgres().await).await;
+                }
+            )+
+        }
+    };
+}
+
+/// Behaviours an adapter does not meet yet (see `gaps.rs`): run on the adapters that do, and
+/// ignored with the reason on those that do not, so `--run-ignored all` shows each gap.
+macro_rules! contract_gap {
+    (@test in_memory, $behaviour:ident, $($ignore:tt)*) => {
+        #[tokio::test]
+        $($ignore)*
+        async fn $behaviour() {
+            super::$behaviour(crate::ports::Ports::in_memory()).await;
+        }
+    };
+    (@test postgres, $behaviour:ident, $($ignore:tt)*) => {
+        #[tokio::test]
+        $($ignore)*
+        async fn $behaviour() {
+            super::$behaviour(crate::ports::Ports::postgres().await).await;
+        }
+    };
+    (in_memory lags: $reason:literal, $behaviour:ident) => {
+        mod in_memory {
+            contract_gap!(@test in_memory, $behaviour, #[ignore = $reason]);
+        }
+        mod postgres {
+            contract_gap!(@test postgres, $behaviour,);
+        }
+    };
+    (postgres lags: $reason:literal, $behaviour:ident) => {
+        mod in_memory {
+            contract_gap!(@test in_memory, $behaviour,);
+        }
+        mod postgres {
+            contract_gap!(@test postgres, $behaviour, #[ignore = $reason]);
+        }
+    };
+    (both lag: $reason:literal, $behaviour:ident) => {
+        mod in_memory {
+            contract_gap!(@test in_memory, $behaviour, #[ignore = $reason]);
+        }
+        mod postgres {
+            contract_gap!(@test postgres, $behaviour, #[ignore = $reason]);
+        }
+    };
+}
+
+mod ports;
+
+mod channels;
+mod gaps;
+mod invitations;
+mod keys;
+mod moods;
+mod orgs;
+mod teams;
+mod templates;

@@ -1,0 +1,157 @@
+//! The ports under contract, built over one store: in memory, or a fresh Postgres database.
+
+use std::sync::Arc;
+
+use diesel::sql_types::{Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use teamcomm_forms::testing::InMemoryTemplateRepository;
+use teamcomm_forms::{Template, TemplateRepository};
+use teamcomm_kernel::RepoError;
+use teamcomm_keys::KeyRepository;
+use teamcomm_keys::testing::InMemoryKeyRepository;
+use teamcomm_messaging::ChannelRepository;
+use teamcomm_messaging::testing::InMemoryChannelRepository;
+use teamcomm_org::testing::InMemoryOrgPorts;
+use teamcomm_org::{
+    InvitationRepository, MoodRepository, NewOrganization, NewUser, OrgRepository, Organization,
+    TeamRepository, User,
+};
+use teamcomm_store_pg::{
+    Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
+    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
+};
+use teamcomm_tests::TestDb;
+
+/// Every port, over one store.
+pub struct Ports {
+    pub orgs: Arc<dyn OrgRepository>,
+    pub teams: Arc<dyn TeamRepository>,
+    pub invitations: Arc<dyn InvitationRepository>,
+    pub moods: Arc<dyn MoodRepository>,
+    pub templates: Arc<dyn TemplateRepository>,
+    pub channels: Arc<dyn ChannelRepository>,
+    pub keys: Arc<dyn KeyRepository>,
+    store: Store,
+}
+
+/// What the ports cannot do themselves: write templates (no port writes them yet).
+enum Store {
+    Memory(Arc<InMemoryTemplateRepository>),
+    /// Dropped after the pool's users: the database goes last.
+    Postgres(TestDb),
+}
+
+impl Ports {
+    pub fn in_memory() -> Ports {
+        let org = InMemoryOrgPorts::new(Arc::new(teamcomm_kernel::SystemClock));
+        let templates = Arc::new(InMemoryTemplateRepository::new());
+        Ports {
+            keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
+            orgs: org.people,
+            teams: org.teams,
+            invitations: org.invitations,
+            moods: org.moods,
+            templates: templates.clone(),
+            channels: Arc::new(InMemoryChannelRepository::new()),
+            store: Store::Memory(templates),
+        }
+    }
+
+    pub async fn postgres() -> Ports {
+        let db = TestDb::new().await;
+        let database = Database::connect(&db.url, 4).expect("pool");
+        Ports {
+            orgs: Arc::new(PgOrgRepository::new(database.clone())),
+            teams: Arc::new(PgTeamRepository::new(database.clone())),
+            invitations: Arc::new(PgInvitationRepository::new(database.clone())),
+            moods: Arc::new(PgMoodRepository::new(database.clone())),
+            templates: Arc::new(PgTemplateRepository::new(database.clone())),
+            channels: Arc::new(PgChannelRepository::new(database.clone())),
+            keys: Arc::new(PgKeyRepository::new(database)),
+            store: Store::Postgres(db),
+        }
+    }
+
+    /// Stores a template as the store would hold it (Postgres: a row, as the migration seeds).
+    pub async fn insert_template(&self, t: &Template) {
+        match &self.store {
+            Store::Memory(repo) => repo.insert(t.clone()),
+            Store::Postgres(db) => {
+                let mut conn = AsyncPgConnection::establish(&db.url)
+                    .await
+                    .expect("connect");
+                diesel::sql_query(
+                    "INSERT INTO templates (id, organization_id, name, template_type, system_default, \
+                     description, intro_message, outro_message, questions, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind::<SqlUuid, _>(t.id)
+                .bind::<Nullable<SqlUuid>, _>(t.org_id.map(|o| o.0))
+                .bind::<Text, _>(&t.name)
+                .bind::<Text, _>(t.template_type.as_str())
+                .bind::<Bool, _>(t.system_default)
+                .bind::<Text, _>(&t.description)
+                .bind::<Text, _>(&t.intro_message)
+                .bind::<Text, _>(&t.outro_message)
+                .bind::<Jsonb, _>(serde_json::Value::Array(t.questions.clone()))
+                .bind::<Timestamptz, _>(t.created_at)
+                .execute(&mut conn)
+                .await
+                .expect("insert a template");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- shared fixtures
+
+    /// A new organization on a paid plan.
+    pub async fn org(&self, name: &str) -> Organization {
+        let new = NewOrganization::new(name, "business", None, None, None).expect("valid");
+        self.orgs
+            .create_organization(&new)
+            .await
+            .expect("create org")
+    }
+
+    /// A new active member of `org`.
+    pub async fn user(&self, org: &Organization, email: &str, first: &str, last: &str) -> User {
+        let new = NewUser::new(email, first, last, "member", None).expect("valid");
+        self.orgs
+            .create_user(org.id, &new)
+            .await
+            .expect("create user")
+    }
+}
+
+/// Asserts a conflict on the named constraint (the in-memory adapters name Postgres's).
+#[track_caller]
+pub fn assert_conflict<T: std::fmt::Debug>(result: Result<T, RepoError>, constraint: &str) {
+    match result {
+        Err(RepoError::Conflict { constraint: c }) => assert_eq!(c, constraint),
+        other => panic!("expected a conflict on {constraint}, got {other:?}"),
+    }
+}
+
+#[track_caller]
+pub fn assert_not_found<T: std::fmt::Debug>(result: Result<T, RepoError>) {
+    assert!(
+        matches!(result, Err(RepoError::NotFound)),
+        "expected NotFound, got {result:?}"
+    );
+}
+
+/// Asserts a refusal by one of the table's CHECK constraints (Postgres reports it as an
+/// unexpected error: the domain validates first).
+#[track_caller]
+pub fn assert_refused_by_check<T: std::fmt::Debug>(result: Result<T, RepoError>) {
+    assert!(
+        matches!(result, Err(RepoError::Other(_))),
+        "expected the table's CHECK to refuse, got {result:?}"
+    );
+}
+
+/// Microsecond precision, what Postgres keeps.
+pub fn micros(at: time::OffsetDateTime) -> time::OffsetDateTime {
+    at.replace_nanosecond(at.nanosecond() / 1_000 * 1_000)
+        .expect("valid")
+}
