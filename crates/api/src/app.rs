@@ -32,6 +32,8 @@ pub fn app(
         .configure(crate::routes::configure)
         .into_app()
         .service(openapi::openapi_json)
+        .service(docs_ui())
+        .route("/docs", web::get().to(docs_redirect))
         .configure(|cfg| {
             if bench_floor {
                 cfg.service(crate::routes::bench::floor);
@@ -46,4 +48,20 @@ pub fn app(
         .wrap(from_fn(json_safety_net))
         .wrap(from_fn(add_trailing_slash))
         .wrap(TracingLogger::default())
+        .wrap(from_fn(crate::telemetry::access_log))
+}
+
+/// Swagger UI over the document served at `/v1/openapi.json` (not a second copy of it); its
+/// assets are compiled into the binary, so the page fetches nothing from the internet.
+fn docs_ui() -> utoipa_swagger_ui::SwaggerUi {
+    utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+        // No validator badge: it would fetch from validator.swagger.io.
+        .config(utoipa_swagger_ui::Config::from("/v1/openapi.json").validator_url("none"))
+}
+
+/// `/docs` → `/docs/`: the page loads its assets by relative paths.
+async fn docs_redirect() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::PermanentRedirect()
+        .insert_header((actix_web::http::header::LOCATION, "/docs/"))
+        .finish()
 }

@@ -63,12 +63,15 @@ pub struct Settings {
     pub bench_floor: bool,
     /// Hourly budgets per credential and scope.
     pub rate_quotas: RateQuotas,
+    /// `TEAMCOMM_*` names this version does not read (a typo, or a setting of a newer version):
+    /// ignored with a warning at start, so rolling back to an older binary still starts.
+    pub unknown_variables: Vec<String>,
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/teamcomm";
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 
-/// Every variable the service reads; any other `TEAMCOMM_*` name is refused as a likely typo.
+/// Every variable the service reads; any other `TEAMCOMM_*` name is reported as a likely typo.
 const KNOWN: &[&str] = &[
     "TEAMCOMM_LISTEN",
     "TEAMCOMM_OPERATOR_TOKEN",
@@ -114,17 +117,16 @@ impl Settings {
 
     /// Reads settings from a map of variables (the environment, or a test's own map).
     pub fn from_vars(vars: &HashMap<String, String>, demo: bool) -> Result<Self, ConfigError> {
-        for name in vars.keys() {
-            if name.starts_with("TEAMCOMM_")
-                && !KNOWN.contains(&name.as_str())
-                && !name.starts_with("TEAMCOMM_TEST_")
-            {
-                return Err(bad(format!(
-                    "unknown variable {name}; known: {}",
-                    KNOWN.join(", ")
-                )));
-            }
-        }
+        let mut unknown_variables: Vec<String> = vars
+            .keys()
+            .filter(|name| {
+                name.starts_with("TEAMCOMM_")
+                    && !KNOWN.contains(&name.as_str())
+                    && !name.starts_with("TEAMCOMM_TEST_")
+            })
+            .cloned()
+            .collect();
+        unknown_variables.sort();
         let get = |k: &str| {
             vars.get(k)
                 .map(|v| v.trim().to_owned())
@@ -273,8 +275,40 @@ impl Settings {
                 }
             },
             rate_quotas,
+            unknown_variables,
         })
     }
+
+    /// Logs one warning per ignored `TEAMCOMM_*` variable (call once logging is set up).
+    pub fn warn_about_unknown_variables(&self) {
+        for name in &self.unknown_variables {
+            match closest_known(name) {
+                Some(known) => tracing::warn!(
+                    variable = %name,
+                    "ignoring unknown variable {name}: this version does not read it (a typo of {known}?)"
+                ),
+                None => tracing::warn!(
+                    variable = %name,
+                    "ignoring unknown variable {name}: this version does not read it; see docs/configuration.md"
+                ),
+            }
+        }
+    }
+}
+
+/// The known name sharing the longest prefix with `name`, when that prefix goes past `TEAMCOMM_`.
+fn closest_known(name: &str) -> Option<&'static str> {
+    let shared = |known: &str| {
+        name.bytes()
+            .zip(known.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    KNOWN
+        .iter()
+        .copied()
+        .max_by_key(|known| shared(known))
+        .filter(|known| shared(known) > "TEAMCOMM_".len())
 }
 
 fn validate_url(name: &str, value: &str) -> Result<String, ConfigError> {
@@ -345,9 +379,35 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unknown_names_and_bad_values() {
+    fn unknown_names_are_kept_for_a_warning_not_refused() {
+        let s = Settings::from_vars(
+            &vars(&[
+                ("TEAMCOMM_PLAN_CACHE_TTL", "5"),
+                ("TEAMCOMM_SETTING_OF_A_NEWER_VERSION", "on"),
+                ("TEAMCOMM_TEST_CLI_VENV", "/tmp/venv"),
+                ("TEAMCOMM_LISTEN", "127.0.0.1:9000"),
+            ]),
+            true,
+        )
+        .expect("unknown names do not stop the process");
+        assert_eq!(
+            s.unknown_variables,
+            [
+                "TEAMCOMM_PLAN_CACHE_TTL",
+                "TEAMCOMM_SETTING_OF_A_NEWER_VERSION"
+            ]
+        );
+        assert_eq!(s.listen.to_string(), "127.0.0.1:9000");
+        assert_eq!(
+            closest_known("TEAMCOMM_PLAN_CACHE_TTL"),
+            Some("TEAMCOMM_PLAN_CACHE_TTL_SECS")
+        );
+        assert_eq!(closest_known("TEAMCOMM_SETTING_OF_A_NEWER_VERSION"), None);
+    }
+
+    #[test]
+    fn refuses_bad_values_of_known_names() {
         for (k, v) in [
-            ("TEAMCOMM_PLAN_CACHE_TTL", "5"),
             ("TEAMCOMM_PLAN_CACHE_TTL_SECS", "soon"),
             ("TEAMCOMM_LISTEN", "localhost"),
             ("TEAMCOMM_LOG_FORMAT", "xml"),

@@ -7,7 +7,6 @@ pub mod auth;
 pub mod body;
 pub mod config;
 pub mod demo;
-pub mod directory_cache;
 pub mod error;
 pub mod jwt;
 pub mod localpg;

@@ -62,6 +62,7 @@ fn main() -> ExitCode {
         }
     };
     telemetry::init(settings.log_format);
+    settings.warn_about_unknown_variables();
     let result = actix_web::rt::System::new().block_on(run(command, settings));
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -81,8 +81,6 @@ pub async fn update_organization(
     patch: OrganizationPatch,
 ) -> Result<OperatorOrganizationView, Error> {
     let org = state.orgs.update_organization(id, &patch).await?;
-    // This process sees its own change at once; other instances within the cache TTL.
-    state.org_cache.invalidate(id).await;
     Ok((&org).into())
 }
 

@@ -4,7 +4,9 @@ use std::path::Path;
 
 use actix_web::{HttpServer, web};
 use anyhow::Context;
-use teamcomm_store_pg::{Database, create_database_if_missing, run_migrations};
+use teamcomm_store_pg::{
+    Database, StartupError, StartupFailure, create_database_if_missing, run_migrations,
+};
 
 use crate::config::{Settings, TlsFiles};
 use crate::state::AppState;
@@ -24,15 +26,19 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
-/// Creates the database if missing and applies migrations. When nothing answers at
+/// Creates the database if missing and applies migrations. When nothing answers at the default
 /// `DATABASE_URL` and `local_pg_dir` is given, starts a project-local cluster there instead.
 pub async fn prepare_database(
     settings: &mut Settings,
     local_pg_dir: Option<&Path>,
 ) -> anyhow::Result<Database> {
     if let Err(first) = create_database_if_missing(&settings.database_url).await {
-        let fallback = local_pg_dir
-            .filter(|_| settings.database_url_is_default && localpg::server_binaries().is_some());
+        // Only when nothing answers: a server that refused us is the one the operator meant.
+        let fallback = local_pg_dir.filter(|_| {
+            first.failure == StartupFailure::Unreachable
+                && settings.database_url_is_default
+                && localpg::server_binaries().is_some()
+        });
         match fallback {
             Some(dir) => {
                 tracing::warn!(
@@ -45,10 +51,7 @@ pub async fn prepare_database(
                     .await
                     .context("the project-local PostgreSQL cluster started but does not accept connections")?;
             }
-            None => anyhow::bail!(
-                "no PostgreSQL answers at {} ({first}); start it (e.g. `pg_ctlcluster --skip-systemctl-redirect 15 main start`) or set DATABASE_URL to a running server",
-                redact_url(&settings.database_url)
-            ),
+            None => anyhow::bail!(startup_message(&settings.database_url, &first)),
         }
     }
     let applied = run_migrations(&settings.database_url)
@@ -111,6 +114,30 @@ pub async fn serve(
     state.flush_key_usage().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// What the operator reads when the database cannot be prepared: which kind of failure, and
+/// what to do about it.
+fn startup_message(url: &str, error: &StartupError) -> String {
+    let url = redact_url(url);
+    let cause = &error.cause;
+    match error.failure {
+        StartupFailure::Unreachable => format!(
+            "no PostgreSQL answers at {url} (connection refused, unknown host or timeout: {cause}); start it (e.g. `pg_ctlcluster --skip-systemctl-redirect 15 main start`) or set DATABASE_URL to a running server"
+        ),
+        StartupFailure::Authentication => format!(
+            "PostgreSQL at {url} refused the login (authentication or role: {cause}); check the user and password in DATABASE_URL, that the role exists, and that pg_hba.conf lets it connect"
+        ),
+        StartupFailure::DatabaseMissing => format!(
+            "PostgreSQL at {url} answers, but the database is missing and could not be created ({cause}); create it (`createdb`), or give the role CREATEDB; the `postgres` maintenance database must exist"
+        ),
+        StartupFailure::Tls => format!(
+            "the TLS connection to PostgreSQL at {url} failed ({cause}); this build connects to PostgreSQL without TLS: use sslmode=disable or sslmode=prefer in DATABASE_URL, a Unix socket (?host=/run/postgresql), or a TLS-terminating proxy"
+        ),
+        StartupFailure::Other => {
+            format!("could not prepare the database at {url}: {cause}")
+        }
+    }
 }
 
 fn tls_config(files: &TlsFiles) -> anyhow::Result<rustls::ServerConfig> {

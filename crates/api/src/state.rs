@@ -1,77 +1,29 @@
 //! Shared application state and the composition of adapters into domain services.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use async_trait::async_trait;
-use moka::future::Cache;
+use teamcomm_cache::{OrgSnapshotCache, PeoplePageCache};
 use teamcomm_forms::TemplateRepository;
-use teamcomm_kernel::{Error, OrgId, SharedClock, SystemClock};
-use teamcomm_keys::{KeyRepository, KeyService, OrgSnapshots, UsageTracker};
+use teamcomm_kernel::{SharedClock, SystemClock};
+use teamcomm_keys::{KeyRepository, KeyService, UsageTracker};
 use teamcomm_messaging::ChannelRepository;
-use teamcomm_org::{Directory, OrgRepository, Organization, TeamRepository};
+use teamcomm_org::{Directory, OrgRepository, TeamRepository};
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
 
 use crate::config::Settings;
-use crate::directory_cache::CachingOrgRepository;
 use crate::jwt::JwtKeys;
 use crate::ratelimit::InProcessRateLimiter;
-
-/// Organization snapshots with a time-to-live: the spec's per-organization eligibility cache.
-/// A plan change made elsewhere reaches existing keys within the TTL; changes made through this
-/// process's operator API are applied at once (`invalidate`).
-pub struct OrgCache {
-    repo: Arc<dyn OrgRepository>,
-    cache: Option<Cache<OrgId, Arc<Organization>>>,
-}
-
-impl OrgCache {
-    pub fn new(repo: Arc<dyn OrgRepository>, ttl: Duration) -> Self {
-        let cache = (!ttl.is_zero()).then(|| {
-            Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(ttl)
-                .build()
-        });
-        OrgCache { repo, cache }
-    }
-
-    pub async fn invalidate(&self, id: OrgId) {
-        if let Some(cache) = &self.cache {
-            cache.invalidate(&id).await;
-        }
-    }
-}
-
-#[async_trait]
-impl OrgSnapshots for OrgCache {
-    async fn organization(&self, id: OrgId) -> Result<Arc<Organization>, Error> {
-        let load = async {
-            self.repo
-                .get_organization(id)
-                .await
-                .map(Arc::new)
-                .map_err(Error::from)
-        };
-        match &self.cache {
-            None => load.await,
-            Some(cache) => cache
-                .try_get_with(id, load)
-                .await
-                .map_err(|e: Arc<Error>| (*e).clone()),
-        }
-    }
-}
 
 /// Everything a handler may need, cheap to clone (all `Arc`s).
 #[derive(Clone)]
 pub struct AppState {
     pub db: Database,
     pub orgs: Arc<dyn OrgRepository>,
-    pub org_cache: Arc<OrgCache>,
+    /// Organization snapshots for the plan gate, cached (`TEAMCOMM_PLAN_CACHE_TTL_SECS`).
+    pub org_cache: Arc<OrgSnapshotCache>,
     pub keys: KeyService,
     pub key_repo: Arc<dyn KeyRepository>,
     pub directory: Directory,
@@ -87,21 +39,23 @@ impl AppState {
     /// Wires the Postgres adapters into the domain services.
     pub fn new(db: Database, settings: Settings) -> Self {
         let clock: SharedClock = Arc::new(SystemClock);
-        let pg_orgs: Arc<dyn OrgRepository> = Arc::new(PgOrgRepository::new(db.clone()));
-        let orgs: Arc<dyn OrgRepository> = Arc::new(CachingOrgRepository::new(
-            pg_orgs,
+        // The caches invalidate themselves on the writes they see, so every reader and writer
+        // of organizations and people goes through the outer one.
+        let people_pages = Arc::new(PeoplePageCache::new(
+            Arc::new(PgOrgRepository::new(db.clone())),
             settings.directory_cache_ttl,
         ));
+        let org_snapshots = Arc::new(OrgSnapshotCache::new(people_pages, settings.plan_cache_ttl));
+        let orgs: Arc<dyn OrgRepository> = org_snapshots.clone();
         let key_repo: Arc<dyn KeyRepository> = Arc::new(PgKeyRepository::new(db.clone()));
         let teams: Arc<dyn TeamRepository> = Arc::new(PgTeamRepository::new(db.clone()));
         let channels: Arc<dyn ChannelRepository> = Arc::new(PgChannelRepository::new(db.clone()));
         let templates: Arc<dyn TemplateRepository> =
             Arc::new(PgTemplateRepository::new(db.clone()));
-        let org_cache = Arc::new(OrgCache::new(orgs.clone(), settings.plan_cache_ttl));
         let keys = KeyService::new(
             key_repo.clone(),
             orgs.clone(),
-            org_cache.clone(),
+            org_snapshots.clone(),
             Arc::new(UsageTracker::default()),
             clock.clone(),
         );
@@ -120,7 +74,7 @@ impl AppState {
         AppState {
             db,
             orgs,
-            org_cache,
+            org_cache: org_snapshots,
             keys,
             key_repo,
             directory,

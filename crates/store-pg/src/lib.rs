@@ -8,8 +8,8 @@ mod rows;
 mod schema;
 
 pub use pool::{
-    Database, MIGRATIONS, PgPool, create_database_if_missing, quote_ident, run_migrations,
-    split_database,
+    Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
+    quote_ident, run_migrations, split_database,
 };
 pub use repo::{
     PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
