@@ -90,7 +90,7 @@ async fn database_contains(app: &TestApp, needle: &str) -> bool {
         #[diesel(sql_type = Bool)]
         found: bool,
     }
-    let mut conn = app.state.db.pool().get().await.unwrap();
+    let mut conn = app.database.pool().get().await.unwrap();
     let r: Found = diesel::sql_query(
         "SELECT EXISTS (SELECT 1 FROM api_keys k WHERE k::text LIKE '%' || $1 || '%') AS found",
     )
@@ -452,8 +452,7 @@ async fn last_usage_is_shown_at_once_and_flushed_to_the_database() {
 
     // Not yet written…
     let stored = app
-        .state
-        .key_repo
+        .key_repo()
         .get_key(created_org(&app, &session).await, id.parse().unwrap())
         .await
         .unwrap();
@@ -461,13 +460,12 @@ async fn last_usage_is_shown_at_once_and_flushed_to_the_database() {
     // …until the flush.
     app.state.flush_key_usage().await;
     let stored = app
-        .state
-        .key_repo
+        .key_repo()
         .get_key(created_org(&app, &session).await, id.parse().unwrap())
         .await
         .unwrap();
     let at = stored.last_usage_at.expect("flushed");
-    assert_eq!(teamcomm_api::body::iso(at), seen);
+    assert_eq!(teamcomm_api::routes::views::iso(at), seen);
     tokio::time::sleep(Duration::from_millis(5)).await;
 }
 
@@ -478,7 +476,7 @@ async fn created_org(app: &TestApp, session: &str) -> teamcomm_kernel::OrgId {
         .unwrap()
         .parse()
         .unwrap();
-    app.state.orgs.find_user(owner).await.unwrap().org_id
+    app.orgs().find_user(owner).await.unwrap().org_id
 }
 
 #[actix_web::test]

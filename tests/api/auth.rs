@@ -132,10 +132,7 @@ async fn plan_change_from_elsewhere_is_seen_after_the_cache_ttl() {
     // A change written straight to the database (another instance, or `teamcomm admin`) does not
     // invalidate this process's cache: the old eligibility holds until the TTL passes.
     let patch = teamcomm_org::OrganizationPatch::new(None, Some("free"), None, None, None).unwrap();
-    let database = teamcomm_store_pg::Database::connect(&app.db().url, 1).unwrap();
-    let straight_to_the_database: std::sync::Arc<dyn teamcomm_org::OrgRepository> =
-        std::sync::Arc::new(teamcomm_store_pg::PgOrgRepository::new(database));
-    straight_to_the_database
+    app.orgs()
         .update_organization(org.parse().unwrap(), &patch)
         .await
         .unwrap();

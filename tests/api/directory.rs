@@ -262,12 +262,7 @@ async fn profile_updates_follow_role_rules() {
         (Some("Mia"), Some("Europe/Madrid"))
     );
     assert_eq!(r.body["birth_date"], "04-23");
-    let stored = app
-        .state
-        .orgs
-        .find_user(member.parse().unwrap())
-        .await
-        .unwrap();
+    let stored = app.orgs().find_user(member.parse().unwrap()).await.unwrap();
     assert_eq!(
         (stored.first_name.as_str(), stored.occupation.as_str()),
         ("Mia", "Engineer")
@@ -302,12 +297,7 @@ async fn profile_updates_follow_role_rules() {
         .await
         .assert_error(400, "unknown_field");
     // Nothing above changed the stored profile.
-    let after = app
-        .state
-        .orgs
-        .find_user(member.parse().unwrap())
-        .await
-        .unwrap();
+    let after = app.orgs().find_user(member.parse().unwrap()).await.unwrap();
     assert_eq!(after, stored);
 
     let r = patch(
@@ -368,8 +358,7 @@ async fn cli_sessions_read_the_directory_but_do_not_change_it() {
         .await;
     r.assert_error(403, "insufficient_scope");
     assert_eq!(
-        app.state
-            .orgs
+        app.orgs()
             .find_user(admin.parse().unwrap())
             .await
             .unwrap()
@@ -424,7 +413,7 @@ async fn directory_pages_are_cached_but_never_older_than_this_instances_writes()
     assert_eq!(app.get_with_key("/v1/users/", &key).await.body["count"], 2);
 
     // A write made elsewhere (another instance, `teamcomm admin`) shows within the TTL.
-    let elsewhere = teamcomm_store_pg::PgOrgRepository::new(app.state.db.clone());
+    let elsewhere = teamcomm_store_pg::PgOrgRepository::new(app.database.clone());
     let new = NewUser::new("late@example.com", "Late", "Comer", "member", None).unwrap();
     elsewhere
         .create_user(org.parse().unwrap(), &new)

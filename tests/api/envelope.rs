@@ -17,7 +17,7 @@ async fn wrong_method_is_405() {
     let app = TestApp::spawn().await;
     let r = app.send("DELETE", "/v1/me/", &[], None).await;
     r.assert_error(405, "method_not_allowed");
-    assert_eq!(r.header("allow"), Some("GET"));
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
     let r = app
         .send(
             "TRACE",
@@ -27,7 +27,7 @@ async fn wrong_method_is_405() {
         )
         .await;
     r.assert_error(405, "method_not_allowed");
-    assert_eq!(r.header("allow"), Some("GET, PATCH, DELETE"));
+    assert_eq!(r.header("allow"), Some("GET, HEAD, PATCH, DELETE"));
     let r = app
         .send("PUT", "/api/org/api-keys/", &[], Some(json!({})))
         .await;

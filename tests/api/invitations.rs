@@ -8,8 +8,7 @@ async fn invite_records_invitations_and_recognises_members() {
     let app = TestApp::spawn().await;
     let (org, admin, session, key) = app.org_with_admin_key("business").await;
     let admin_email = app
-        .state
-        .orgs
+        .orgs()
         .find_user(admin.parse().unwrap())
         .await
         .unwrap()

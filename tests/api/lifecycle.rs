@@ -76,15 +76,13 @@ async fn sigterm_stops_gracefully_and_flushes_key_usage() {
             .is_err()
     );
     let org = setup
-        .state
-        .orgs
+        .orgs()
         .find_user(record["owner"]["uuid"].as_str().unwrap().parse().unwrap())
         .await
         .unwrap()
         .org_id;
     let stored = setup
-        .state
-        .key_repo
+        .key_repo()
         .get_key(org, record["id"].as_str().unwrap().parse().unwrap())
         .await
         .unwrap();

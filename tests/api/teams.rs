@@ -203,8 +203,7 @@ async fn membership_management_is_admin_only_with_real_effects() {
     r.assert_error(403, "org_admin_required");
     assert!(
         !o.app
-            .state
-            .teams
+            .team_repo()
             .is_member(team.parse().unwrap(), o.member.parse().unwrap())
             .await
             .unwrap()
@@ -231,8 +230,7 @@ async fn membership_management_is_admin_only_with_real_effects() {
     );
     assert!(
         o.app
-            .state
-            .teams
+            .team_repo()
             .is_member(team.parse().unwrap(), o.member.parse().unwrap())
             .await
             .unwrap()
@@ -263,8 +261,7 @@ async fn membership_management_is_admin_only_with_real_effects() {
     assert_eq!(r.status, 204);
     assert!(
         !o.app
-            .state
-            .teams
+            .team_repo()
             .is_member(team.parse().unwrap(), o.member.parse().unwrap())
             .await
             .unwrap()
@@ -361,8 +358,7 @@ async fn team_invite_adds_members_and_invites_strangers_by_email() {
     let team = o.team("Growth").await;
     let member_email = o
         .app
-        .state
-        .orgs
+        .orgs()
         .find_user(o.member.parse().unwrap())
         .await
         .unwrap()
@@ -413,8 +409,7 @@ async fn membership_bodies_are_optional_but_never_malformed() {
     TestApp::read(res).await.assert_error(400, "parse_error");
     assert!(
         !o.app
-            .state
-            .teams
+            .team_repo()
             .is_member(team.parse().unwrap(), o.member.parse().unwrap())
             .await
             .unwrap()

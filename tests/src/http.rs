@@ -75,6 +75,7 @@ impl TestAppBuilder {
         vars.insert("DATABASE_URL".into(), db.url.clone());
         let settings = Settings::from_vars(&vars, false).expect("test settings");
         let database = Database::connect(&db.url, 4).expect("pool");
+        let database_handle = database.clone();
         let state = AppState::new(database, settings);
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().unwrap();
@@ -102,6 +103,7 @@ impl TestAppBuilder {
                 .build()
                 .unwrap(),
             state,
+            database: database_handle,
             _db: db,
         }
     }
@@ -111,10 +113,34 @@ pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
     pub state: AppState,
+    /// The app's database, for reading stored effects behind the app's back.
+    pub database: Database,
     _db: TestDb,
 }
 
 impl TestApp {
+    /// The organization repository straight on the database, bypassing the app's caches (a
+    /// write through it is a write "made elsewhere").
+    pub fn orgs(&self) -> std::sync::Arc<dyn teamcomm_org::OrgRepository> {
+        std::sync::Arc::new(teamcomm_store_pg::PgOrgRepository::new(
+            self.database.clone(),
+        ))
+    }
+
+    /// The team repository straight on the database.
+    pub fn team_repo(&self) -> std::sync::Arc<dyn teamcomm_org::TeamRepository> {
+        std::sync::Arc::new(teamcomm_store_pg::PgTeamRepository::new(
+            self.database.clone(),
+        ))
+    }
+
+    /// The key repository straight on the database.
+    pub fn key_repo(&self) -> std::sync::Arc<dyn teamcomm_keys::KeyRepository> {
+        std::sync::Arc::new(teamcomm_store_pg::PgKeyRepository::new(
+            self.database.clone(),
+        ))
+    }
+
     pub fn builder() -> TestAppBuilder {
         let vars = [
             ("TEAMCOMM_OPERATOR_TOKEN", OPERATOR_TOKEN),

@@ -6,4 +6,4 @@ mod db;
 mod http;
 
 pub use db::TestDb;
-pub use http::{Resp, TestApp, TestAppBuilder};
+pub use http::{OPERATOR_TOKEN, Resp, TestApp, TestAppBuilder};

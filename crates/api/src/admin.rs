@@ -146,7 +146,7 @@ impl AdminCommand {
                 json(provision::create_cli_token(state, uuid, ttl_days).await?)
             }
             AdminCommand::CreateApiKey { uuid, name, agent } => {
-                let user = state.orgs.find_user(uuid).await?;
+                let user = state.organizations.find_user(uuid).await?;
                 let input = CreateKey {
                     name,
                     is_agent_key: agent,

@@ -8,8 +8,7 @@ use tracing_actix_web::TracingLogger;
 use utoipa_actix_web::AppExt;
 
 use crate::error::{json_config, no_route, path_config, query_config};
-use crate::middleware::{add_trailing_slash, json_safety_net};
-use crate::openapi;
+use crate::middleware::{json_safety_net, normalize_request};
 use crate::state::AppState;
 
 /// The application with every route and middleware. `doc` is the OpenAPI document served at
@@ -31,7 +30,6 @@ pub fn app(
         .into_utoipa_app()
         .configure(crate::routes::configure)
         .into_app()
-        .service(openapi::openapi_json)
         .service(docs_ui())
         .route("/docs", web::get().to(docs_redirect))
         .configure(|cfg| {
@@ -40,13 +38,15 @@ pub fn app(
             }
         })
         .app_data(web::Data::new(state))
+        .app_data(crate::routes::registry())
         .app_data(doc)
         .app_data(json_config())
         .app_data(path_config())
         .app_data(query_config())
         .default_service(web::to(no_route))
+        .wrap(from_fn(crate::auth::enforce_policy))
         .wrap(from_fn(json_safety_net))
-        .wrap(from_fn(add_trailing_slash))
+        .wrap(from_fn(normalize_request))
         .wrap(TracingLogger::default())
         .wrap(from_fn(crate::telemetry::access_log))
 }

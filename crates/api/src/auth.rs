@@ -1,36 +1,30 @@
-//! Credential extractors. Each route declares which credential it accepts by the extractor it
-//! takes: [`Caller`] (general API: `X-API-KEY` or CLI `Bearer`), [`SessionUser`]
-//! (`Authorization: JWT`, key management) or [`Operator`] (provisioning).
+//! Route policies applied: [`enforce_policy`] is the middleware that, before any extractor runs,
+//! finds the policy the request's route was registered with (`routes::declare`), authenticates
+//! the credential it takes, applies the CLI rule, spends the rate-limit budget and refuses
+//! non-admins on admin-only routes. Handlers then take what it established: [`Caller`] (general
+//! API: `X-API-KEY` or CLI `Bearer`), [`SessionUser`] (`Authorization: JWT`) or [`Operator`].
+//!
+//! Doing this before the extractors matters: actix polls a handler's extractors together, so a
+//! malformed body must not be answered before a missing credential.
 
-use std::future::Future;
-use std::pin::Pin;
+use std::future::{Ready, ready};
 
-use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::{
-    CredentialRef, OrgSnapshots, Principal, RateLimiter, RateScope, check_cli_access,
-};
+use teamcomm_keys::{CredentialRef, Principal, RateLimiter, check_cli_access};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
 use crate::jwt::TokenType;
+use crate::policy::{Credentials, Policy, Registry};
 use crate::state::AppState;
 
-type Fut<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
-
-fn state(req: &HttpRequest) -> AppState {
-    req.app_data::<web::Data<AppState>>()
-        .expect("AppState is registered")
-        .get_ref()
-        .clone()
-}
-
-fn header(req: &HttpRequest, name: &str) -> Option<String> {
-    req.headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+fn header<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 pub fn credential_absent() -> Error {
@@ -40,71 +34,154 @@ pub fn credential_absent() -> Error {
     )
 }
 
+fn admin_required() -> Error {
+    Error::new(
+        ErrorCode::OrgAdminRequired,
+        "Only organization admins can do this.",
+    )
+}
+
 /// Splits `Authorization: <scheme> <token>`; the scheme is case-insensitive.
-fn authorization(req: &HttpRequest) -> Option<(String, String)> {
-    let raw = header(req, "authorization")?;
-    let (scheme, token) = raw.trim().split_once(' ').unwrap_or((raw.trim(), ""));
-    Some((scheme.to_ascii_lowercase(), token.trim().to_owned()))
+fn authorization(req: &HttpRequest) -> Option<(String, &str)> {
+    let raw = header(req, "authorization")?.trim();
+    let (scheme, token) = raw.split_once(' ').unwrap_or((raw, ""));
+    Some((scheme.to_ascii_lowercase(), token.trim()))
 }
 
-/// The authenticated caller of a `/v1/` endpoint.
+/// What the policy middleware established about the caller, kept on the request.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Principal);
+enum Authenticated {
+    Api(Principal),
+    Session(User),
+    Operator,
+}
 
-impl Caller {
-    pub fn user(&self) -> &User {
-        &self.0.user
+/// Applies the policy of the request's route (see the module docs). Requests to unknown routes
+/// and public routes pass untouched.
+pub async fn enforce_policy(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let policy = req
+        .app_data::<&'static Registry>()
+        .and_then(|r| r.policy_for(req.method().as_str(), req.path()));
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    if let (Some(policy), Some(state)) = (policy, state) {
+        let authenticated = match policy.credentials {
+            Credentials::Public => Ok(None),
+            Credentials::ApiKeyOrCli => authenticate_api(&state, req.request(), &policy)
+                .await
+                .map(|p| Some(Authenticated::Api(p))),
+            Credentials::Session => authenticate_session(&state, req.request(), &policy)
+                .await
+                .map(|u| Some(Authenticated::Session(u))),
+            Credentials::Operator => {
+                authenticate_operator(&state, req.request()).map(|()| Some(Authenticated::Operator))
+            }
+        };
+        match authenticated {
+            // Answered here, on this request, so the response keeps its rate-limit decision.
+            Err(e) => return Ok(req.error_response(e).map_into_boxed_body()),
+            Ok(Some(a)) => {
+                req.extensions_mut().insert(a);
+            }
+            Ok(None) => {}
+        }
+    }
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_boxed_body)
+}
+
+/// `X-API-KEY`, else a CLI `Authorization: Bearer` token under the route's CLI rule.
+async fn authenticate_api(
+    state: &AppState,
+    req: &HttpRequest,
+    policy: &Policy,
+) -> Result<Principal, ApiError> {
+    let principal = match (header(req, "x-api-key"), authorization(req)) {
+        (Some(key), _) => state.keys.authenticate_api_key(key).await?,
+        (None, Some((scheme, token))) if scheme == "bearer" => {
+            if token.is_empty() {
+                return Err(
+                    Error::new(ErrorCode::CredentialMalformed, "Bearer token is empty.").into(),
+                );
+            }
+            let principal = state.keys.authenticate_cli_token(token).await?;
+            let upgrade_url = format!("{}/billing/plans", state.settings.app_url);
+            check_cli_access(principal.org.plan, policy.cli, &upgrade_url)?;
+            principal
+        }
+        _ => return Err(credential_absent().into()),
+    };
+    let enterprise = principal.org.plan == PlanTier::Enterprise;
+    throttle(state, req, policy, principal.credential_ref(), enterprise).await?;
+    if policy.admin_only && !principal.user.role.is_admin() {
+        return Err(admin_required().into());
+    }
+    Ok(principal)
+}
+
+/// `Authorization: JWT <access>` of a person who is still active.
+async fn authenticate_session(
+    state: &AppState,
+    req: &HttpRequest,
+    policy: &Policy,
+) -> Result<User, ApiError> {
+    let token = match authorization(req) {
+        Some((scheme, token)) if scheme == "jwt" => token,
+        _ => return Err(credential_absent().into()),
+    };
+    if token.is_empty() {
+        return Err(Error::new(ErrorCode::CredentialMalformed, "JWT token is empty.").into());
+    }
+    let claims = state.jwt.verify(token, TokenType::Access)?;
+    let (user, org) = state.keys.session_user(claims.org, claims.sub).await?;
+    let enterprise = org.plan == PlanTier::Enterprise;
+    throttle(
+        state,
+        req,
+        policy,
+        CredentialRef::Session(user.id.0),
+        enterprise,
+    )
+    .await?;
+    if policy.admin_only && !user.role.is_admin() {
+        return Err(admin_required().into());
+    }
+    Ok(user)
+}
+
+/// `Authorization: Bearer <TEAMCOMM_OPERATOR_TOKEN>`. Without a configured operator token the
+/// whole operator API answers 404.
+fn authenticate_operator(state: &AppState, req: &HttpRequest) -> Result<(), ApiError> {
+    let Some(expected) = &state.settings.operator_token else {
+        return Err(Error::not_found().into());
+    };
+    match authorization(req) {
+        Some((scheme, token)) if scheme == "bearer" && !token.is_empty() => {
+            if constant_time_eq(token.as_bytes(), expected.expose().as_bytes()) {
+                Ok(())
+            } else {
+                Err(teamcomm_keys::invalid_credentials().into())
+            }
+        }
+        _ => Err(credential_absent().into()),
     }
 }
 
-impl FromRequest for Caller {
-    type Error = ApiError;
-    type Future = Fut<Self>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = state(req);
-        let api_key = header(req, "x-api-key");
-        let authz = authorization(req);
-        let req = req.clone();
-        Box::pin(async move {
-            let principal = match (api_key, authz) {
-                (Some(key), _) => state.keys.authenticate_api_key(&key).await?,
-                (None, Some((scheme, token))) if scheme == "bearer" => {
-                    if token.is_empty() {
-                        return Err(Error::new(
-                            ErrorCode::CredentialMalformed,
-                            "Bearer token is empty.",
-                        )
-                        .into());
-                    }
-                    let principal = state.keys.authenticate_cli_token(&token).await?;
-                    let upgrade_url = format!("{}/billing/plans", state.settings.app_url);
-                    check_cli_access(
-                        principal.org.plan,
-                        req.method().as_str(),
-                        req.path(),
-                        &upgrade_url,
-                    )?;
-                    principal
-                }
-                _ => return Err(credential_absent().into()),
-            };
-            let enterprise = principal.org.plan == PlanTier::Enterprise;
-            throttle(&state, &req, principal.credential_ref(), enterprise).await?;
-            Ok(Caller(principal))
-        })
-    }
-}
-
-/// Spends one request of the credential's budget for the request's scope; the decision is
-/// kept on the request so the response carries the `RateLimit` headers.
+/// Spends one request of the credential's budget for the route's scope; the decision is kept on
+/// the request so the response carries the `RateLimit` headers.
 async fn throttle(
     state: &AppState,
     req: &HttpRequest,
+    policy: &Policy,
     credential: CredentialRef,
     enterprise: bool,
 ) -> Result<(), Error> {
-    let scope = RateScope::for_request(req.method().as_str(), req.path());
+    let Some(scope) = policy.rate else {
+        return Ok(());
+    };
     let per_hour = state.settings.rate_quotas.per_hour(scope, enterprise);
     let decision = state.limiter.check(credential, scope, per_hour).await;
     req.extensions_mut().insert(decision);
@@ -119,69 +196,78 @@ async fn throttle(
     }
 }
 
+/// What the middleware established, as the extractor wants it. Its absence means the handler's
+/// extractor does not fit its route's declared credential: a programming error (500, logged).
+fn established<T>(
+    req: &HttpRequest,
+    wanted: &str,
+    pick: fn(Authenticated) -> Option<T>,
+) -> Ready<Result<T, ApiError>> {
+    let found = req
+        .extensions()
+        .get::<Authenticated>()
+        .cloned()
+        .and_then(pick);
+    ready(found.ok_or_else(|| {
+        teamcomm_kernel::internal(format!(
+            "{} {} takes {wanted} but its route's policy does not authenticate one",
+            req.method(),
+            req.path()
+        ))
+        .into()
+    }))
+}
+
+/// The authenticated caller of a `/v1/` endpoint.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Principal);
+
+impl Caller {
+    pub fn user(&self) -> &User {
+        &self.0.user
+    }
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        established(req, "an API caller", |a| match a {
+            Authenticated::Api(p) => Some(Caller(p)),
+            _ => None,
+        })
+    }
+}
+
 /// A person signed in to the web application (`Authorization: JWT <access>`).
 #[derive(Debug, Clone)]
 pub struct SessionUser(pub User);
 
 impl FromRequest for SessionUser {
     type Error = ApiError;
-    type Future = Fut<Self>;
+    type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = state(req);
-        let authz = authorization(req);
-        let req = req.clone();
-        Box::pin(async move {
-            let token = match authz {
-                Some((scheme, token)) if scheme == "jwt" => token,
-                _ => return Err(credential_absent().into()),
-            };
-            if token.is_empty() {
-                return Err(
-                    Error::new(ErrorCode::CredentialMalformed, "JWT token is empty.").into(),
-                );
-            }
-            let claims = state.jwt.verify(&token, TokenType::Access)?;
-            let user = match state.orgs.get_user(claims.org, claims.sub).await {
-                Ok(user) if user.is_active => user,
-                Ok(_) | Err(teamcomm_kernel::RepoError::NotFound) => {
-                    return Err(teamcomm_keys::invalid_credentials().into());
-                }
-                Err(e) => return Err(e.into()),
-            };
-            let enterprise =
-                state.org_cache.organization(user.org_id).await?.plan == PlanTier::Enterprise;
-            throttle(&state, &req, CredentialRef::Session(user.id.0), enterprise).await?;
-            Ok(SessionUser(user))
+        established(req, "a web session", |a| match a {
+            Authenticated::Session(u) => Some(SessionUser(u)),
+            _ => None,
         })
     }
 }
 
-/// The operator of this installation (`Authorization: Bearer <TEAMCOMM_OPERATOR_TOKEN>`).
-/// When no operator token is configured the whole operator API answers 404.
+/// The operator of this installation.
 #[derive(Debug, Clone, Copy)]
 pub struct Operator;
 
 impl FromRequest for Operator {
     type Error = ApiError;
-    type Future = std::future::Ready<Result<Self, ApiError>>;
+    type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = state(req);
-        let result = match &state.settings.operator_token {
-            None => Err(Error::not_found().into()),
-            Some(expected) => match authorization(req) {
-                Some((scheme, token)) if scheme == "bearer" && !token.is_empty() => {
-                    if constant_time_eq(token.as_bytes(), expected.expose().as_bytes()) {
-                        Ok(Operator)
-                    } else {
-                        Err(teamcomm_keys::invalid_credentials().into())
-                    }
-                }
-                _ => Err(credential_absent().into()),
-            },
-        };
-        std::future::ready(result)
+        established(req, "the operator", |a| {
+            matches!(a, Authenticated::Operator).then_some(Operator)
+        })
     }
 }
 

@@ -15,11 +15,11 @@ pub struct DemoSeed {
 }
 
 pub async fn seed_if_empty(state: &AppState) -> Result<Option<DemoSeed>, Error> {
-    if !state.orgs.is_empty().await? {
+    if !state.organizations.is_empty().await? {
         return Ok(None);
     }
     let org = state
-        .orgs
+        .organizations
         .create_organization(&NewOrganization::new(
             "Demo Organization",
             "business",
@@ -29,21 +29,21 @@ pub async fn seed_if_empty(state: &AppState) -> Result<Option<DemoSeed>, Error> 
         )?)
         .await?;
     let admin = state
-        .orgs
+        .organizations
         .create_user(
             org.id,
             &NewUser::new("ada@demo.teamcomm.dev", "Ada", "Lovelace", "admin", None)?,
         )
         .await?;
     let grace = state
-        .orgs
+        .organizations
         .create_user(
             org.id,
             &NewUser::new("grace@demo.teamcomm.dev", "Grace", "Hopper", "member", None)?,
         )
         .await?;
     let alan = state
-        .orgs
+        .organizations
         .create_user(
             org.id,
             &NewUser::new("alan@demo.teamcomm.dev", "Alan", "Turing", "member", None)?,
@@ -51,7 +51,7 @@ pub async fn seed_if_empty(state: &AppState) -> Result<Option<DemoSeed>, Error> 
         .await?;
     state
         .teams
-        .create_team(org.id, "Core", &[admin.id, grace.id, alan.id])
+        .create_team(&admin, "Core", &[admin.id, grace.id, alan.id])
         .await?;
     let (_, secret) = state
         .keys

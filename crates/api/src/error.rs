@@ -10,6 +10,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use teamcomm_kernel::{Error, ErrorCode};
+use utoipa::ToSchema;
+
+use crate::policy::Registry;
 
 /// A domain error on its way to the wire.
 #[derive(Debug)]
@@ -35,16 +38,24 @@ impl std::fmt::Display for ApiError {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
-#[derive(Serialize)]
-struct Envelope<'a> {
-    detail: &'a str,
-    code: &'a str,
+/// The error envelope every non-2xx answer carries.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody<'a> {
+    /// Human-readable; may change.
+    pub detail: &'a str,
+    /// Machine-readable and frozen; dispatch on this.
+    pub code: &'a str,
+    /// Per-field messages on validation errors.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    errors: &'a BTreeMap<String, Vec<String>>,
+    #[schema(value_type = Option<BTreeMap<String, Vec<String>>>)]
+    pub errors: &'a BTreeMap<String, Vec<String>>,
+    /// Extra data such as `retry_after`, `parameter`, `max_size_bytes`.
     #[serde(skip_serializing_if = "Map::is_empty")]
-    extra: &'a Map<String, Value>,
+    #[schema(value_type = Option<Object>)]
+    pub extra: &'a Map<String, Value>,
+    /// Where to upgrade, on `plan_upgrade_required`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    upgrade_url: Option<&'a str>,
+    pub upgrade_url: Option<&'a str>,
 }
 
 /// Renders an error as the JSON envelope, logging the cause of a 5xx once.
@@ -53,7 +64,7 @@ pub fn error_response(e: &Error) -> HttpResponse {
     if let Some(cause) = e.cause() {
         tracing::error!(error.code = %e.code(), error.cause = cause, "request failed");
     }
-    let body = Envelope {
+    let body = ErrorBody {
         detail: e.detail(),
         code: e.code().as_str(),
         errors: e.field_errors(),
@@ -132,57 +143,23 @@ pub fn query_error(
 }
 
 /// The app's default service: 405 (with `Allow`) when the path exists with other methods,
-/// else 404. The methods come from the OpenAPI document, which lists every registered route.
-pub async fn no_route(
-    req: HttpRequest,
-    doc: Option<web::Data<utoipa::openapi::OpenApi>>,
-) -> HttpResponse {
-    let allowed = doc
-        .map(|d| allowed_methods(&d, req.path()))
+/// else 404. The methods come from the route registry.
+pub async fn no_route(req: HttpRequest) -> HttpResponse {
+    let allowed = req
+        .app_data::<&'static Registry>()
+        .map(|r| r.allowed_methods(req.path()))
         .unwrap_or_default();
-    if allowed.is_empty() && !req.resource_map().has_resource(req.path()) {
+    if allowed.is_empty() {
         return error_response(&Error::not_found());
     }
     let mut res = error_response(&Error::new(
         ErrorCode::MethodNotAllowed,
         format!("Method \"{}\" not allowed.", req.method()),
     ));
-    if !allowed.is_empty()
-        && let Ok(value) = HeaderValue::from_str(&allowed.join(", "))
-    {
+    if let Ok(value) = HeaderValue::from_str(&allowed.join(", ")) {
         res.headers_mut().insert(header::ALLOW, value);
     }
     res
-}
-
-/// The methods the document lists for the route template matching `path`.
-fn allowed_methods(doc: &utoipa::openapi::OpenApi, path: &str) -> Vec<&'static str> {
-    let segments: Vec<&str> = path.split('/').collect();
-    let matches = |template: &str| {
-        let t: Vec<&str> = template.split('/').collect();
-        t.len() == segments.len()
-            && t.iter()
-                .zip(&segments)
-                .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
-    };
-    let mut methods = Vec::new();
-    for (template, item) in &doc.paths.paths {
-        if !matches(template) {
-            continue;
-        }
-        for (method, op) in [
-            ("GET", &item.get),
-            ("POST", &item.post),
-            ("PUT", &item.put),
-            ("PATCH", &item.patch),
-            ("DELETE", &item.delete),
-        ] {
-            if op.is_some() && !methods.contains(&method) {
-                methods.push(method);
-            }
-        }
-    }
-    methods
 }
 
 /// The envelope for a bare status produced outside our handlers (the safety net).

@@ -1,5 +1,5 @@
-//! App-wide middleware: trailing-slash normalisation and the JSON safety net (panics and any
-//! non-JSON error become the envelope).
+//! App-wide middleware: request normalisation (HEAD, trailing slash) and the JSON safety net
+//! (panics and any non-JSON error become the envelope).
 
 use std::panic::AssertUnwindSafe;
 
@@ -7,31 +7,36 @@ use actix_web::HttpMessage;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::error::InternalError;
-use actix_web::http::Uri;
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::{Method, Uri};
 use actix_web::middleware::Next;
 use futures_util::FutureExt;
 use teamcomm_kernel::{ErrorCode, INTERNAL_DETAIL};
 use teamcomm_keys::RateDecision;
 
 use crate::error::{envelope_for_status, error_response, is_json};
+use crate::policy::Registry;
 
-/// Appends the trailing slash the API's paths are written with (`/v1/me` → `/v1/me/`), so both
-/// forms reach the same route. Only API paths are touched; a last segment with a dot
-/// (`/v1/openapi.json`) is kept as is.
-pub async fn add_trailing_slash(
+/// Normalises a request before routing:
+/// - `HEAD` is served by the `GET` route of the same path (the codec drops the body);
+/// - the trailing slash the API's paths are written with is appended (`/v1/me` → `/v1/me/`)
+///   when that names a registered route, so both forms reach it without a redirect.
+pub async fn normalize_request(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if req.method() == Method::HEAD {
+        req.head_mut().method = Method::GET;
+    }
     let path = req.path();
-    let last = path.rsplit('/').next().unwrap_or("");
-    let api_path = ["/v1/", "/api/", "/operator/"]
-        .iter()
-        .any(|p| path.starts_with(p));
-    if api_path && !path.ends_with('/') && !last.contains('.') {
+    let with_slash = format!("{path}/");
+    let known = req
+        .app_data::<&'static Registry>()
+        .is_some_and(|r| !path.ends_with('/') && r.knows(&with_slash));
+    if known {
         let new_path = match req.uri().query() {
-            Some(q) => format!("{path}/?{q}"),
-            None => format!("{path}/"),
+            Some(q) => format!("{with_slash}?{q}"),
+            None => with_slash,
         };
         if let Ok(pq) = new_path.parse::<actix_web::http::uri::PathAndQuery>() {
             let mut parts = req.head().uri.clone().into_parts();

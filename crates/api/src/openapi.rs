@@ -2,27 +2,13 @@
 //! whatever `routes::configure` registers is documented, so the two cannot drift apart.
 
 use actix_web::{App, HttpResponse, get, web};
-use serde::Serialize;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
-use utoipa::{Modify, OpenApi, ToSchema};
-use utoipa_actix_web::AppExt;
+use utoipa::{Modify, OpenApi};
 
-/// The error envelope every non-2xx answer carries.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// Human-readable; may change.
-    pub detail: String,
-    /// Machine-readable and frozen; dispatch on this.
-    pub code: String,
-    /// Per-field messages on validation errors.
-    pub errors: Option<std::collections::BTreeMap<String, Vec<String>>>,
-    /// Extra data such as `retry_after`, `parameter`, `max_size_bytes`.
-    pub extra: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Where to upgrade, on `plan_upgrade_required`.
-    pub upgrade_url: Option<String>,
-}
+use crate::error::ErrorBody;
+use utoipa_actix_web::AppExt;
 
 struct SecuritySchemes;
 
@@ -67,7 +53,6 @@ impl Modify for SecuritySchemes {
         title = "teamcomm",
         description = "Self-hostable team-communication API. Every error is JSON `{detail, code}`; `code` values are frozen.",
     ),
-    paths(openapi_json),
     components(schemas(ErrorBody)),
     modifiers(&SecuritySchemes)
 )]

@@ -3,9 +3,33 @@
 //! absolute URLs on `TEAMCOMM_BASE_URL` carrying every query parameter of the request, so a client
 //! that follows them verbatim keeps its filters.
 
-use actix_web::HttpRequest;
-use serde::Serialize;
-use teamcomm_kernel::{Error, ErrorCode, Page, PageRequest};
+use serde::{Deserialize, Serialize};
+use teamcomm_kernel::{Page, PageRequest};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::params::AtLeastOne;
+
+/// The paging parameters every list accepts. Every one that is present must be valid, even when
+/// the other style wins; `limit`/`offset` win over `page`/`page_size`.
+#[derive(Debug, Clone, Copy, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageParams {
+    /// 1-based page number.
+    #[param(inline)]
+    pub page: Option<AtLeastOne>,
+    /// Results per page: default 25, at most 100.
+    #[param(inline)]
+    pub page_size: Option<AtLeastOne>,
+    /// Results per page in the offset style: default 25, at most 100.
+    #[param(inline)]
+    pub limit: Option<AtLeastOne>,
+    /// Results to skip in the offset style.
+    pub offset: Option<u64>,
+}
+
+/// The filters of a list that has none: only paging.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct NoFilters {}
 
 /// How the caller asked to page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,83 +38,35 @@ enum Style {
     Offset { offset: u64, limit: u64 },
 }
 
-/// Validated paging parameters of one request.
-#[derive(Debug, Clone)]
-pub struct Paging {
-    style: Style,
-    /// The request's query pairs minus the paging ones, in their original order.
-    filters: Vec<(String, String)>,
-    path: String,
-}
+impl PageParams {
+    /// True when the caller named any paging parameter.
+    pub fn given(&self) -> bool {
+        self.page.is_some()
+            || self.page_size.is_some()
+            || self.limit.is_some()
+            || self.offset.is_some()
+    }
 
-const PAGING_KEYS: [&str; 4] = ["page", "page_size", "limit", "offset"];
-
-fn parse_positive(name: &str, raw: &str, min: u64) -> Result<u64, Error> {
-    raw.trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n >= min)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::InvalidFilterValue,
-                format!("`{name}` must be a whole number of at least {min}."),
-            )
-            .with_extra("parameter", name)
-        })
-}
-
-impl Paging {
-    /// Reads `page`, `page_size`, `limit`, `offset` from the request's query string. Every one
-    /// that is present must be valid, even when the other style wins; empty values are absent.
-    pub fn from_request(req: &HttpRequest) -> Result<Paging, Error> {
-        let pairs: Vec<(String, String)> = url_pairs(req.query_string());
-        let get = |k: &str| {
-            pairs
-                .iter()
-                .rev()
-                .find(|(key, v)| key == k && !v.trim().is_empty())
-                .map(|(_, v)| v.as_str())
-        };
-        let page = get("page")
-            .map(|v| parse_positive("page", v, 1))
-            .transpose()?;
-        let page_size = get("page_size")
-            .map(|v| parse_positive("page_size", v, 1))
-            .transpose()?;
-        let limit = get("limit")
-            .map(|v| parse_positive("limit", v, 1))
-            .transpose()?;
-        let offset = get("offset")
-            .map(|v| parse_positive("offset", v, 0))
-            .transpose()?;
-        let clamp = |size: Option<u64>| {
-            size.unwrap_or(PageRequest::DEFAULT_SIZE)
+    fn style(&self) -> Style {
+        let clamp = |size: Option<AtLeastOne>| {
+            size.map_or(PageRequest::DEFAULT_SIZE, |s| s.0)
                 .min(PageRequest::MAX_SIZE)
         };
-        let style = if limit.is_some() || offset.is_some() {
+        if self.limit.is_some() || self.offset.is_some() {
             Style::Offset {
-                offset: offset.unwrap_or(0),
-                limit: clamp(limit),
+                offset: self.offset.unwrap_or(0),
+                limit: clamp(self.limit),
             }
         } else {
             Style::Page {
-                page: page.unwrap_or(1),
-                size: clamp(page_size),
+                page: self.page.map_or(1, |p| p.0),
+                size: clamp(self.page_size),
             }
-        };
-        let filters = pairs
-            .into_iter()
-            .filter(|(k, _)| !PAGING_KEYS.contains(&k.as_str()))
-            .collect();
-        Ok(Paging {
-            style,
-            filters,
-            path: req.path().to_owned(),
-        })
+        }
     }
 
     pub fn request(&self) -> PageRequest {
-        match self.style {
+        match self.style() {
             Style::Page { page, size } => PageRequest {
                 offset: (page - 1).saturating_mul(size),
                 limit: size,
@@ -98,10 +74,34 @@ impl Paging {
             Style::Offset { offset, limit } => PageRequest { offset, limit },
         }
     }
+}
+
+const PAGING_KEYS: [&str; 4] = ["page", "page_size", "limit", "offset"];
+
+/// What a list's `next`/`previous` links are made of: the absolute path and the request's
+/// filters (every query pair but the paging ones, in their original order).
+#[derive(Debug, Clone)]
+pub struct Links {
+    base_url: String,
+    path: String,
+    filters: Vec<(String, String)>,
+}
+
+impl Links {
+    pub fn new(base_url: String, path: &str, query_string: &str) -> Self {
+        Links {
+            base_url,
+            path: path.to_owned(),
+            filters: url_pairs(query_string)
+                .into_iter()
+                .filter(|(k, _)| !PAGING_KEYS.contains(&k.as_str()))
+                .collect(),
+        }
+    }
 
     /// Wraps a page into the envelope with absolute links.
-    pub fn envelope<T: Serialize>(&self, base_url: &str, page: Page<T>) -> ListEnvelope<T> {
-        let req = self.request();
+    pub fn envelope<T>(&self, params: &PageParams, page: Page<T>) -> ListEnvelope<T> {
+        let req = params.request();
         let has_next = req.offset.saturating_add(page.results.len() as u64) < page.count;
         let has_previous = req.offset > 0;
         let link = |style: Style| -> String {
@@ -120,9 +120,9 @@ impl Paging {
                 .iter()
                 .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
                 .collect();
-            format!("{base_url}{}?{}", self.path, qs.join("&"))
+            format!("{}{}?{}", self.base_url, self.path, qs.join("&"))
         };
-        let (next, previous) = match self.style {
+        let (next, previous) = match params.style() {
             Style::Page { page, size } => (
                 has_next.then(|| {
                     link(Style::Page {
@@ -162,10 +162,13 @@ impl Paging {
 }
 
 /// The list envelope.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ListEnvelope<T> {
+    /// Results of the whole filtered list.
     pub count: u64,
+    /// Absolute URL of the next page, with the same filters.
     pub next: Option<String>,
+    /// Absolute URL of the previous page, with the same filters.
     pub previous: Option<String>,
     pub results: Vec<T>,
 }
@@ -221,65 +224,71 @@ fn encode(s: &str) -> String {
     out
 }
 
-/// The request's query parameters; for a repeated key the last value wins, and a parameter
-/// sent empty (`?uuid=`) counts as absent.
-pub fn query_params(req: &HttpRequest) -> std::collections::HashMap<String, String> {
-    url_pairs(req.query_string())
-        .into_iter()
-        .filter(|(_, v)| !v.trim().is_empty())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use actix_web::test::TestRequest;
+    use crate::extract::query_de::from_query_string;
+    use teamcomm_kernel::{Error, ErrorCode};
 
-    fn paging(uri: &str) -> Result<Paging, Error> {
-        Paging::from_request(&TestRequest::get().uri(uri).to_http_request())
+    fn paging(uri: &str) -> Result<(PageParams, Links), Error> {
+        let (path, qs) = uri.split_once('?').unwrap_or((uri, ""));
+        Ok((from_query_string(qs)?, Links::new(String::new(), path, qs)))
     }
 
-    fn page(count: u64, n: usize) -> Page<u32> {
-        Page {
-            count,
-            results: vec![0; n],
-        }
+    fn request(uri: &str) -> PageRequest {
+        paging(uri).unwrap().0.request()
+    }
+
+    fn envelope(base: &str, uri: &str, count: u64, n: usize) -> ListEnvelope<u32> {
+        let (params, mut links) = paging(uri).unwrap();
+        links.base_url = base.to_owned();
+        links.envelope(
+            &params,
+            Page {
+                count,
+                results: vec![0; n],
+            },
+        )
     }
 
     #[test]
     fn page_style_defaults_and_clamps() {
         assert_eq!(
-            paging("/v1/users/").unwrap().request(),
+            request("/v1/users/"),
             PageRequest {
                 offset: 0,
                 limit: 25
             }
         );
         assert_eq!(
-            paging("/v1/users/?page=3&page_size=10").unwrap().request(),
+            request("/v1/users/?page=3&page_size=10"),
             PageRequest {
                 offset: 20,
                 limit: 10
             }
         );
-        assert_eq!(
-            paging("/v1/users/?page_size=1000").unwrap().request().limit,
-            100
-        );
-        assert_eq!(
-            paging("/v1/users/?page=0").unwrap_err().code(),
-            ErrorCode::InvalidFilterValue
-        );
+        assert_eq!(request("/v1/users/?page_size=1000").limit, 100);
+        let e = paging("/v1/users/?page=0").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidFilterValue);
+        assert_eq!(e.extra()["parameter"], "page");
         assert_eq!(
             paging("/v1/users/?page_size=x").unwrap_err().extra()["parameter"],
             "page_size"
+        );
+        assert_eq!(
+            paging("/v1/users/?offset=-1").unwrap_err().extra()["parameter"],
+            "offset"
         );
     }
 
     #[test]
     fn links_keep_filters_and_are_absolute() {
-        let p = paging("/v1/users/?search=ada%20l&page=2&page_size=10").unwrap();
-        let env = p.envelope("https://api.example.com", page(35, 10));
+        let env = envelope(
+            "https://api.example.com",
+            "/v1/users/?search=ada%20l&page=2&page_size=10",
+            35,
+            10,
+        );
         assert_eq!(
             env.next.as_deref(),
             Some("https://api.example.com/v1/users/?search=ada%20l&page=3&page_size=10")
@@ -288,23 +297,23 @@ mod tests {
             env.previous.as_deref(),
             Some("https://api.example.com/v1/users/?search=ada%20l&page=1&page_size=10")
         );
-        let last = paging("/v1/users/?page=4&page_size=10")
-            .unwrap()
-            .envelope("http://h", page(35, 5));
-        assert!(last.next.is_none());
+        assert!(
+            envelope("http://h", "/v1/users/?page=4&page_size=10", 35, 5)
+                .next
+                .is_none()
+        );
     }
 
     #[test]
     fn offset_style() {
-        let p = paging("/v1/x/?limit=10&offset=10").unwrap();
         assert_eq!(
-            p.request(),
+            request("/v1/x/?limit=10&offset=10"),
             PageRequest {
                 offset: 10,
                 limit: 10
             }
         );
-        let env = p.envelope("http://h", page(25, 10));
+        let env = envelope("http://h", "/v1/x/?limit=10&offset=10", 25, 10);
         assert_eq!(
             env.next.as_deref(),
             Some("http://h/v1/x/?limit=10&offset=20")

@@ -2,12 +2,13 @@
 //! so both apply the same validation and print the same JSON shapes.
 
 use serde::Serialize;
-use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
+use teamcomm_kernel::{Error, OrgId, UserId};
+use teamcomm_messaging::{Channel, NewChannel};
 use teamcomm_org::{NewOrganization, NewUser, Organization, OrganizationPatch, User, UserPatch};
 use utoipa::ToSchema;
 
-use crate::body::iso;
 use crate::jwt::TokenPair;
+use crate::routes::views::iso;
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -71,7 +72,7 @@ pub async fn create_organization(
     state: &AppState,
     new: NewOrganization,
 ) -> Result<OperatorOrganizationView, Error> {
-    let org = state.orgs.create_organization(&new).await?;
+    let org = state.organizations.create_organization(&new).await?;
     Ok((&org).into())
 }
 
@@ -80,7 +81,7 @@ pub async fn update_organization(
     id: OrgId,
     patch: OrganizationPatch,
 ) -> Result<OperatorOrganizationView, Error> {
-    let org = state.orgs.update_organization(id, &patch).await?;
+    let org = state.organizations.update_organization(id, &patch).await?;
     Ok((&org).into())
 }
 
@@ -89,19 +90,8 @@ pub async fn create_user(
     org: OrgId,
     new: NewUser,
 ) -> Result<OperatorUserView, Error> {
-    state.orgs.get_organization(org).await?;
-    match state.orgs.create_user(org, &new).await {
-        Ok(user) => Ok((&user).into()),
-        Err(RepoError::Conflict { .. }) => Err(Error::new(
-            ErrorCode::ParamsValidationError,
-            "A user with this e-mail already exists in the organization.",
-        )
-        .with_field_error(
-            "email",
-            "A user with this e-mail already exists in the organization.",
-        )),
-        Err(e) => Err(e.into()),
-    }
+    let user = state.organizations.create_user(org, &new).await?;
+    Ok((&user).into())
 }
 
 pub async fn update_user(
@@ -109,15 +99,12 @@ pub async fn update_user(
     id: UserId,
     patch: UserPatch,
 ) -> Result<OperatorUserView, Error> {
-    let user = state.orgs.update_user(id, &patch).await?;
+    let user = state.organizations.update_user(id, &patch).await?;
     Ok((&user).into())
 }
 
 pub async fn create_session(state: &AppState, id: UserId) -> Result<TokenPair, Error> {
-    let user = state.orgs.find_user(id).await?;
-    if !user.is_active {
-        return Err(Error::invalid_field("user", "The user is deactivated."));
-    }
+    let user = state.organizations.active_user(id).await?;
     state.jwt.issue_pair(user.id, user.org_id)
 }
 
@@ -126,14 +113,22 @@ pub async fn create_cli_token(
     id: UserId,
     ttl_days: Option<u32>,
 ) -> Result<CliTokenView, Error> {
-    let user = state.orgs.find_user(id).await?;
-    if !user.is_active {
-        return Err(Error::invalid_field("user", "The user is deactivated."));
-    }
+    let user = state.organizations.active_user(id).await?;
     let ttl = ttl_days.map(|d| time::Duration::days(i64::from(d)));
     let secret = state.keys.issue_cli_token(&user, ttl).await?;
     Ok(CliTokenView {
         token: secret.expose().to_owned(),
         expires_at: ttl.map(|ttl| iso(time::OffsetDateTime::now_utc() + ttl)),
     })
+}
+
+/// Registers (or renames) a chat channel of `org`; its platform defaults to the one the
+/// organization connected.
+pub async fn register_channel(
+    state: &AppState,
+    org: OrgId,
+    new: impl FnOnce(&str) -> Result<NewChannel, Error>,
+) -> Result<Channel, Error> {
+    let platform = state.organizations.chat_platform(org).await?;
+    state.channels.register(org, &new(&platform)?).await
 }

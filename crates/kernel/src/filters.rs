@@ -57,19 +57,21 @@ impl DateRange {
     }
 }
 
-fn day(raw: &str, parameter: &str) -> Result<Date, Error> {
+/// A day written `YYYY-MM-DD` (exactly; `2026-1-1` is not one).
+pub fn parse_day(raw: &str) -> Option<Date> {
     let fmt = time::macros::format_description!("[year]-[month]-[day]");
     let raw = raw.trim();
-    Date::parse(raw, &fmt)
-        .ok()
-        .filter(|_| raw.len() == 10)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorCode::InvalidDateRange,
-                format!("{parameter} must be a date in the format YYYY-MM-DD."),
-            )
-            .with_extra("parameter", parameter)
-        })
+    Date::parse(raw, &fmt).ok().filter(|_| raw.len() == 10)
+}
+
+fn day(raw: &str, parameter: &str) -> Result<Date, Error> {
+    parse_day(raw).ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidDateRange,
+            format!("{parameter} must be a date in the format YYYY-MM-DD."),
+        )
+        .with_extra("parameter", parameter)
+    })
 }
 
 /// `?user=`: must be a UUID (`invalid_user_identifier`).

@@ -18,3 +18,9 @@ pub use validation::FieldErrors;
 
 /// Result of a domain operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Whether the stores the service needs answer (the readiness probe's port).
+#[async_trait::async_trait]
+pub trait Readiness: Send + Sync + 'static {
+    async fn ready(&self) -> bool;
+}

@@ -17,7 +17,7 @@ pub use model::{
     ApiKey, CliTokenCredential, CredentialKind, CredentialRef, KeyCredential, PersonRef, Principal,
     Scope,
 };
-pub use policy::{check_cli_access, free_plan_cli_allows};
+pub use policy::{CliAccess, check_cli_access};
 pub use ports::{KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots};
 pub use secret::{Secret, SecretHash, SecretKind, masked};
 pub use service::{CreateKey, KeyService, UpdateKey, invalid_credentials};

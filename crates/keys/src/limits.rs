@@ -78,39 +78,6 @@ impl RateScope {
             RateScope::Auth => 30,
         }
     }
-
-    /// The scope of a request, from its method and (normalised, trailing-slash) path.
-    pub fn for_request(method: &str, path: &str) -> RateScope {
-        let p = path;
-        if p.starts_with("/v1/send-message/") || p.starts_with("/v1/open-conversation/") {
-            RateScope::Messaging
-        } else if p.starts_with("/v1/send-email/") {
-            RateScope::Email
-        } else if p.starts_with("/v1/agent")
-            || p.starts_with("/v1/agent-reports/")
-            || p.starts_with("/v1/agent-health/")
-            || p.starts_with("/v1/agent-messages/")
-            || p.starts_with("/v1/agent-email/")
-            || p.starts_with("/v1/agent-webhook/")
-        {
-            RateScope::Agent
-        } else if p.starts_with("/v1/cli/auth/")
-            || p.starts_with("/v1/auth/")
-            || p.starts_with("/v1/oauth/")
-        {
-            RateScope::Auth
-        } else if p.starts_with("/v1/workflows/") && p.ends_with("/trigger/") && method == "POST" {
-            RateScope::WorkflowTriggers
-        } else if method == "POST"
-            && (p == "/v1/invite-user/" || (p.starts_with("/v1/teams/") && p.ends_with("/invite/")))
-        {
-            RateScope::Invitations
-        } else if method == "GET" || method == "HEAD" || method == "OPTIONS" {
-            RateScope::Reads
-        } else {
-            RateScope::Writes
-        }
-    }
 }
 
 /// Hourly budgets for every scope, with the multiplier enterprise plans get.
@@ -180,58 +147,6 @@ pub trait RateLimiter: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scopes_of_requests() {
-        assert_eq!(
-            RateScope::for_request("GET", "/v1/users/"),
-            RateScope::Reads
-        );
-        assert_eq!(
-            RateScope::for_request("PATCH", "/v1/users/x/"),
-            RateScope::Writes
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/send-message/"),
-            RateScope::Messaging
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/open-conversation/"),
-            RateScope::Messaging
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/send-email/"),
-            RateScope::Email
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/invite-user/"),
-            RateScope::Invitations
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/teams/t/invite/"),
-            RateScope::Invitations
-        );
-        assert_eq!(
-            RateScope::for_request("GET", "/v1/pending-invitations/"),
-            RateScope::Reads
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/workflows/w/trigger/"),
-            RateScope::WorkflowTriggers
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/agent-reports/"),
-            RateScope::Agent
-        );
-        assert_eq!(
-            RateScope::for_request("GET", "/v1/agent/health/"),
-            RateScope::Agent
-        );
-        assert_eq!(
-            RateScope::for_request("POST", "/v1/cli/auth/request-code/"),
-            RateScope::Auth
-        );
-    }
 
     #[test]
     fn quotas() {

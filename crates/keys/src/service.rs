@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use teamcomm_kernel::{
-    ApiKeyId, Error, ErrorCode, Page, PageRequest, RepoError, SharedClock, UserId, text,
+    ApiKeyId, Error, ErrorCode, OrgId, Page, PageRequest, RepoError, SharedClock, UserId, text,
 };
-use teamcomm_org::{OrgRepository, User};
+use teamcomm_org::{OrgRepository, Organization, User};
 use time::OffsetDateTime;
 
 use crate::{
@@ -148,6 +148,23 @@ impl KeyService {
             org,
             credential: CredentialKind::CliToken { id: cred.id },
         })
+    }
+
+    /// The person behind a verified web session (its token names the organization and the
+    /// user): they must still exist there and be active, else the session is refused like a
+    /// bad credential. Also returns the organization's snapshot, for its rate-limit budget.
+    pub async fn session_user(
+        &self,
+        org: OrgId,
+        user: UserId,
+    ) -> Result<(User, Arc<Organization>), Error> {
+        let user = match self.users.get_user(org, user).await {
+            Ok(user) if user.is_active => user,
+            Ok(_) | Err(RepoError::NotFound) => return Err(invalid_credentials()),
+            Err(e) => return Err(e.into()),
+        };
+        let org = self.orgs.organization(user.org_id).await?;
+        Ok((user, org))
     }
 
     /// Mints a CLI token for `user`; the plaintext is returned once.

@@ -15,3 +15,10 @@ pub use repo::{
     PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
+
+#[async_trait::async_trait]
+impl teamcomm_kernel::Readiness for Database {
+    async fn ready(&self) -> bool {
+        self.ping().await
+    }
+}

@@ -1,17 +1,18 @@
 //! `/api/org/api-keys/`: API-key management with a web session (`Authorization: JWT`).
 //! Rules live in `teamcomm_keys::KeyService`; this module only translates the wire.
 
-use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::ApiKeyId;
 use teamcomm_keys::{ApiKey, CreateKey, PersonRef, Secret, UpdateKey, masked};
+use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use crate::auth::SessionUser;
-use crate::body::{Body, JsonBody, iso};
-use crate::error::ApiResult;
-use crate::openapi::ErrorBody;
-use crate::paging::Paging;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::{JsonBody, ListQuery, nullable_datetime};
+use crate::paging::{ListEnvelope, NoFilters, PageParams};
+use crate::routes::views::iso;
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -70,19 +71,9 @@ impl ApiKeyView {
     }
 }
 
-/// `{count, next, previous, results}` of key records (never with `key`).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ApiKeyList {
-    pub count: u64,
-    pub next: Option<String>,
-    pub previous: Option<String>,
-    pub results: Vec<ApiKeyView>,
-}
-
 /// Body of `POST /api/org/api-keys/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct CreateApiKeyBody {
     name: String,
     is_agent_key: Option<bool>,
@@ -91,25 +82,48 @@ pub struct CreateApiKeyBody {
     /// Subset of `tasks:read`, `tasks:write`, `tasks:admin`; default read and write.
     scopes: Option<Vec<String>>,
     /// ISO 8601; the key stops working then.
-    expiration: Option<String>,
+    #[serde(default, with = "time::serde::rfc3339::option")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    expiration: Option<OffsetDateTime>,
+}
+
+impl From<CreateApiKeyBody> for CreateKey {
+    fn from(b: CreateApiKeyBody) -> Self {
+        CreateKey {
+            name: b.name,
+            is_agent_key: b.is_agent_key.unwrap_or(false),
+            for_user_id: b.for_user_id,
+            scopes: b.scopes,
+            expiration: b.expiration,
+        }
+    }
 }
 
 /// Body of `PATCH /api/org/api-keys/{id}/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct UpdateApiKeyBody {
     name: Option<String>,
     active: Option<bool>,
-    expiration: Option<String>,
+    /// ISO 8601, or null for a key that never expires.
+    #[serde(default, deserialize_with = "nullable_datetime")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    expiration: Option<Option<OffsetDateTime>>,
     scopes: Option<Vec<String>>,
     /// `true` returns a new `key` once; the old one stops working immediately.
     regenerate: Option<bool>,
 }
 
-fn key_id(raw: &str) -> ApiResult<ApiKeyId> {
-    raw.parse()
-        .map_err(|_| teamcomm_kernel::Error::not_found().into())
+impl From<UpdateApiKeyBody> for UpdateKey {
+    fn from(b: UpdateApiKeyBody) -> Self {
+        UpdateKey {
+            name: b.name,
+            active: b.active,
+            expiration: b.expiration,
+            scopes: b.scopes,
+            regenerate: b.regenerate.unwrap_or(false),
+        }
+    }
 }
 
 #[utoipa::path(
@@ -127,49 +141,26 @@ fn key_id(raw: &str) -> ApiResult<ApiKeyId> {
 pub async fn create_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
-    body: JsonBody,
+    body: JsonBody<CreateApiKeyBody>,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(
-        body.0,
-        &[
-            "name",
-            "is_agent_key",
-            "for_user_id",
-            "scopes",
-            "expiration",
-        ],
-    )?;
-    let input = CreateKey {
-        name: b.required_string("name"),
-        is_agent_key: b.bool("is_agent_key").unwrap_or(false),
-        for_user_id: b.string("for_user_id"),
-        scopes: b.string_list("scopes"),
-        expiration: b.nullable_datetime("expiration").flatten(),
-    };
-    b.finish()?;
-    let (key, secret) = state.keys.create_key(&session.0, input).await?;
+    let (key, secret) = state.keys.create_key(&session.0, body.0.into()).await?;
     Ok(HttpResponse::Created().json(ApiKeyView::new(&key, Some(&secret))))
 }
 
 #[utoipa::path(
     tag = "api-keys",
-    params(
-        ("page" = Option<u64>, Query, minimum = 1, description = "1-based page"),
-        ("page_size" = Option<u64>, Query, minimum = 1, description = "default 25, max 100"),
-    ),
-    responses((status = 200, body = ApiKeyList), (status = 401, body = ErrorBody)),
+    params(PageParams),
+    responses((status = 200, body = ListEnvelope<ApiKeyView>), (status = 401, body = ErrorBody)),
     security(("jwt" = []))
 )]
 #[get("/api/org/api-keys/")]
 pub async fn list_api_keys(
-    req: HttpRequest,
     state: web::Data<AppState>,
     session: SessionUser,
+    q: ListQuery<NoFilters>,
 ) -> ApiResult<HttpResponse> {
-    let paging = Paging::from_request(&req)?;
-    let page = state.keys.list_keys(&session.0, paging.request()).await?;
-    let page = page.map(|k| ApiKeyView::new(&k, None));
-    Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
+    let page = state.keys.list_keys(&session.0, q.paging.request()).await?;
+    Ok(HttpResponse::Ok().json(q.envelope(page.map(|k| ApiKeyView::new(&k, None)))))
 }
 
 #[utoipa::path(
@@ -182,9 +173,9 @@ pub async fn list_api_keys(
 pub async fn get_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
-    id: web::Path<String>,
+    id: web::Path<ApiKeyId>,
 ) -> ApiResult<HttpResponse> {
-    let key = state.keys.get_key(&session.0, key_id(&id)?).await?;
+    let key = state.keys.get_key(&session.0, *id).await?;
     Ok(HttpResponse::Ok().json(ApiKeyView::new(&key, None)))
 }
 
@@ -204,23 +195,13 @@ pub async fn get_api_key(
 pub async fn update_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
-    id: web::Path<String>,
-    body: JsonBody,
+    id: web::Path<ApiKeyId>,
+    body: JsonBody<UpdateApiKeyBody>,
 ) -> ApiResult<HttpResponse> {
-    let id = key_id(&id)?;
-    let mut b = Body::object(
-        body.0,
-        &["name", "active", "expiration", "scopes", "regenerate"],
-    )?;
-    let input = UpdateKey {
-        name: b.string("name"),
-        active: b.bool("active"),
-        expiration: b.nullable_datetime("expiration"),
-        scopes: b.string_list("scopes"),
-        regenerate: b.bool("regenerate").unwrap_or(false),
-    };
-    b.finish()?;
-    let (key, secret) = state.keys.update_key(&session.0, id, input).await?;
+    let (key, secret) = state
+        .keys
+        .update_key(&session.0, *id, body.0.into())
+        .await?;
     Ok(HttpResponse::Ok().json(ApiKeyView::new(&key, secret.as_ref())))
 }
 
@@ -234,8 +215,8 @@ pub async fn update_api_key(
 pub async fn delete_api_key(
     state: web::Data<AppState>,
     session: SessionUser,
-    id: web::Path<String>,
+    id: web::Path<ApiKeyId>,
 ) -> ApiResult<HttpResponse> {
-    state.keys.delete_key(&session.0, key_id(&id)?).await?;
+    state.keys.delete_key(&session.0, *id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

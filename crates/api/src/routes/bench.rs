@@ -20,6 +20,6 @@ pub async fn floor(
     state: web::Data<AppState>,
     q: web::Query<FloorQuery>,
 ) -> ApiResult<HttpResponse> {
-    let org = state.orgs.get_organization(OrgId(q.org)).await?;
+    let org = state.organizations.get_organization(OrgId(q.org)).await?;
     Ok(HttpResponse::Ok().json(json!({"uuid": org.id.to_string(), "name": org.name})))
 }

@@ -1,19 +1,18 @@
 //! Templates, report channels and mood tracking.
 
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use actix_web::{HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use teamcomm_forms::{Template, TemplateFilter, TemplateType};
-use teamcomm_kernel::{Error, filters};
-use teamcomm_messaging::Channel;
-use teamcomm_org::{MoodEntry, parse_date, validate_score};
-use utoipa::ToSchema;
+use teamcomm_org::{MoodEntry, validate_score};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::body::{Body, JsonBody, iso};
-use crate::error::ApiResult;
-use crate::openapi::ErrorBody;
-use crate::paging::{Paging, query_params};
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::{JsonBody, ListQuery, Query};
+use crate::paging::{ListEnvelope, PageParams};
+use crate::params::{AtLeastOne, Day, Search, search};
+use crate::routes::views::{ChannelView, iso};
 use crate::state::AppState;
 
 /// A check-in or form template.
@@ -51,48 +50,60 @@ impl From<&Template> for TemplateView {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TemplateList {
-    pub count: u64,
-    pub next: Option<String>,
-    pub previous: Option<String>,
-    pub results: Vec<TemplateView>,
+/// Filters of `GET /v1/templates/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TemplateListQuery {
+    /// `checkins` or `forms`.
+    #[serde(rename = "type")]
+    #[param(inline, rename = "type")]
+    template_type: Option<TemplateKind>,
+    /// Built-in templates only (true) or the organization's own (false).
+    system_default: Option<bool>,
+    /// Name fragment, at most 256 characters.
+    #[param(inline)]
+    search: Option<Search>,
+}
+
+/// A template type, as the wire writes it.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TemplateKind {
+    Checkins,
+    Forms,
+}
+
+impl From<TemplateKind> for TemplateType {
+    fn from(k: TemplateKind) -> Self {
+        match k {
+            TemplateKind::Checkins => TemplateType::Checkins,
+            TemplateKind::Forms => TemplateType::Forms,
+        }
+    }
 }
 
 #[utoipa::path(
     tag = "templates",
-    params(
-        ("type" = Option<String>, Query, description = "`checkins` or `forms`"),
-        ("system_default" = Option<bool>, Query), ("search" = Option<String>, Query),
-        ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1),
-    ),
-    responses((status = 200, body = TemplateList), (status = 400, body = ErrorBody)),
+    params(TemplateListQuery, PageParams),
+    responses((status = 200, body = ListEnvelope<TemplateView>), (status = 400, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/templates/")]
 pub async fn list_templates(
-    req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
+    q: ListQuery<TemplateListQuery>,
 ) -> ApiResult<HttpResponse> {
-    let q = query_params(&req);
     let filter = TemplateFilter {
-        template_type: q.get("type").map(|t| TemplateType::parse(t)).transpose()?,
-        system_default: filters::flag(
-            q.get("system_default").map(String::as_str),
-            "system_default",
-        )?,
-        search: filters::search(q.get("search").map(String::as_str))?,
+        template_type: q.filters.template_type.map(Into::into),
+        system_default: q.filters.system_default,
+        search: search(q.filters.search.clone()),
     };
-    let paging = Paging::from_request(&req)?;
     let page = state
         .templates
-        .list_templates(caller.0.org.id, &filter, paging.request())
+        .list_templates(caller.0.org.id, &filter, q.paging.request())
         .await?;
-    Ok(HttpResponse::Ok().json(paging.envelope(
-        &state.settings.base_url,
-        page.map(|t| TemplateView::from(&t)),
-    )))
+    Ok(HttpResponse::Ok().json(q.envelope(page.map(|t| TemplateView::from(&t)))))
 }
 
 #[utoipa::path(
@@ -105,33 +116,10 @@ pub async fn list_templates(
 pub async fn get_template(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<uuid::Uuid>,
 ) -> ApiResult<HttpResponse> {
-    let id = uuid::Uuid::parse_str(&id).map_err(|_| Error::not_found())?;
-    let t = state.templates.get_template(caller.0.org.id, id).await?;
+    let t = state.templates.get_template(caller.0.org.id, *id).await?;
     Ok(HttpResponse::Ok().json(TemplateView::from(&t)))
-}
-
-/// A chat channel usable in `report_channels`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ChannelView {
-    pub id: String,
-    pub name: String,
-    pub platform: String,
-    /// `channel`, `private_channel`, `group_chat` or `direct_message`.
-    #[serde(rename = "type")]
-    pub channel_type: String,
-}
-
-impl From<&Channel> for ChannelView {
-    fn from(c: &Channel) -> Self {
-        ChannelView {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            platform: c.platform.clone(),
-            channel_type: c.channel_type.as_str().to_owned(),
-        }
-    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -140,44 +128,45 @@ pub struct ChannelList {
     pub total: usize,
 }
 
+/// Filters of `GET /v1/report-channels/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChannelListQuery {
+    /// Name fragment, at most 256 characters.
+    #[param(inline)]
+    name: Option<Search>,
+    /// Alias of `name`.
+    #[param(inline)]
+    search: Option<Search>,
+    /// At most this many channels (`total` still counts them all).
+    #[param(inline)]
+    limit: Option<AtLeastOne>,
+}
+
 #[utoipa::path(
     tag = "report-channels",
-    params(("name" = Option<String>, Query, description = "Name fragment"), ("limit" = Option<u64>, Query, minimum = 1)),
+    params(ChannelListQuery),
     responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/report-channels/")]
 pub async fn list_report_channels(
-    req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
+    q: Query<ChannelListQuery>,
 ) -> ApiResult<HttpResponse> {
-    let q = query_params(&req);
-    let name = filters::search(
-        q.get("name")
-            .or_else(|| q.get("search"))
-            .map(String::as_str),
-    )?;
-    let limit = match q.get("limit") {
-        None => usize::MAX,
-        Some(l) => l
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| {
-                Error::new(
-                    teamcomm_kernel::ErrorCode::InvalidFilterValue,
-                    "`limit` must be a whole number of at least 1.",
-                )
-                .with_extra("parameter", "limit")
-            })?,
-    };
+    let ChannelListQuery {
+        name,
+        search: alias,
+        limit,
+    } = q.0;
+    let name = search(name.or(alias));
     let channels = state
         .channels
-        .list_channels(caller.0.org.id, name.as_deref())
+        .list(caller.0.org.id, name.as_deref())
         .await?;
     let total = channels.len();
+    let limit = limit.map_or(usize::MAX, |l| usize::try_from(l.0).unwrap_or(usize::MAX));
     let channels = channels.iter().take(limit).map(ChannelView::from).collect();
     Ok(HttpResponse::Ok().json(ChannelList { channels, total }))
 }
@@ -205,34 +194,31 @@ impl From<&MoodEntry> for MoodScore {
     }
 }
 
-fn mood_date(raw: Option<&str>) -> Result<Option<time::Date>, Error> {
-    raw.map(|d| {
-        parse_date(d).ok_or_else(|| {
-            Error::new(
-                teamcomm_kernel::ErrorCode::InvalidDateRange,
-                "`date` must be a date in the format YYYY-MM-DD.",
-            )
-            .with_extra("parameter", "date")
-        })
-    })
-    .transpose()
+/// `?date=` of `GET /v1/mood/track/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MoodQuery {
+    /// YYYY-MM-DD; default today (UTC).
+    #[param(inline)]
+    date: Option<Day>,
 }
 
 #[utoipa::path(
     tag = "mood",
-    params(("date" = Option<time::Date>, Query, description = "YYYY-MM-DD; default today (UTC)")),
+    params(MoodQuery),
     responses((status = 200, body = MoodView), (status = 400, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/mood/track/")]
 pub async fn get_mood(
-    req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
+    q: Query<MoodQuery>,
 ) -> ApiResult<HttpResponse> {
-    let q = query_params(&req);
-    let date = mood_date(q.get("date").map(String::as_str))?;
-    let entry = state.directory.mood(caller.user(), date).await?;
+    let entry = state
+        .moods
+        .mood(caller.user(), q.0.date.map(|d| d.0))
+        .await?;
     Ok(HttpResponse::Ok().json(MoodView {
         motivation: entry.as_ref().map(MoodScore::from),
     }))
@@ -241,11 +227,12 @@ pub async fn get_mood(
 /// Body of `POST /v1/mood/track/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct MoodBody {
-    /// 1 to 5.
+    /// 1 to 5; any other value answers `invalid_score`.
+    #[schema(extensions(("x-error-code" = json!("invalid_score"))))]
     score: i64,
     /// YYYY-MM-DD; default today (UTC).
+    #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     date: Option<String>,
 }
 
@@ -263,25 +250,16 @@ pub struct MoodBody {
 pub async fn track_mood(
     state: web::Data<AppState>,
     caller: Caller,
-    body: JsonBody,
+    body: JsonBody<MoodBody>,
 ) -> ApiResult<HttpResponse> {
-    let Value::Object(mut map) = body.0 else {
-        return Err(Error::new(
-            teamcomm_kernel::ErrorCode::ParamsValidationError,
-            "Expected a JSON object as the request body.",
-        )
-        .into());
-    };
-    let score = match map.remove("score") {
-        Some(Value::Number(n)) if n.is_i64() => validate_score(n.as_i64().unwrap_or_default())?,
-        _ => return Err(validate_score(0).unwrap_err().into()),
-    };
-    let mut b = Body::object(Value::Object(map), &["date"])?;
-    let date = b.string("date");
-    b.finish()?;
+    let MoodBody { score, date } = body.0;
+    // The schema already refused a malformed date.
+    let date = date
+        .as_deref()
+        .and_then(teamcomm_kernel::filters::parse_day);
     let entry = state
-        .directory
-        .track_mood(caller.user(), score, mood_date(date.as_deref())?)
+        .moods
+        .track_mood(caller.user(), validate_score(score)?, date)
         .await?;
     let detail = "The mood response has been tracked";
     Ok(HttpResponse::Ok().json(json!({

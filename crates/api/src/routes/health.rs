@@ -17,7 +17,7 @@ pub async fn healthz() -> HttpResponse {
 )]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    if state.db.ping().await {
+    if state.readiness.ready().await {
         HttpResponse::Ok().json(json!({"status": "ok", "database": "ok"}))
     } else {
         HttpResponse::ServiceUnavailable().json(json!({

@@ -1,17 +1,21 @@
 //! `GET /v1/me/`: who the credential acts as.
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpResponse, get};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::openapi::ErrorBody;
+use crate::error::ErrorBody;
+use crate::extract::Query;
 
+/// Query of `GET /v1/me/`.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct MeQuery {
-    /// Accepted for compatibility; `/v1/me/` always includes the caller's own e-mail.
-    #[allow(dead_code)]
-    include_email: Option<bool>,
+    /// Accepted for compatibility (the real CLI sends it): `/v1/me/` always includes the
+    /// caller's own e-mail, so it changes nothing, but a value that is not a boolean is refused.
+    #[serde(rename = "include_email")]
+    _include_email: Option<bool>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -48,7 +52,7 @@ pub struct MeResponse {
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/me/")]
-pub async fn get_me(caller: Caller, _query: web::Query<MeQuery>) -> HttpResponse {
+pub async fn get_me(caller: Caller, _query: Query<MeQuery>) -> HttpResponse {
     let Caller(principal) = caller;
     let user = &principal.user;
     let org = &principal.org;

@@ -1,5 +1,6 @@
-//! HTTP routes, one module per area. Registration (and with it the OpenAPI document) is in
-//! [`configure`].
+//! HTTP routes, one module per area, and the route table: [`declare`] registers every route
+//! with its policy (credentials, rate scope, CLI access, admin only). A route registered here is
+//! served, documented in `/v1/openapi.json`, and guarded by its policy.
 
 pub mod api_keys;
 pub mod bench;
@@ -11,56 +12,99 @@ pub mod operator;
 pub mod people;
 pub mod session;
 pub mod teams;
+pub mod views;
 
+use std::sync::OnceLock;
+
+use teamcomm_keys::RateScope::Invitations;
 use utoipa_actix_web::service_config::ServiceConfig;
 
-/// Registers every documented route. A route registered here is in `/v1/openapi.json`.
+use crate::policy::{Policy as P, Registry, Routes};
+
+/// The route table. Fixed segments come before `{id}` ones: actix tries routes in order.
+pub fn declare(r: &mut Routes<'_, '_>) {
+    r.add(health::healthz, P::public())
+        .add(health::readyz, P::public())
+        .add(crate::openapi::openapi_json, P::public())
+        // Identity and key management.
+        .add(me::get_me, P::read().cli_on_any_plan())
+        .add(
+            api_keys::create_api_key,
+            P::session(teamcomm_keys::RateScope::Writes),
+        )
+        .add(
+            api_keys::list_api_keys,
+            P::session(teamcomm_keys::RateScope::Reads),
+        )
+        .add(
+            api_keys::get_api_key,
+            P::session(teamcomm_keys::RateScope::Reads),
+        )
+        .add(
+            api_keys::update_api_key,
+            P::session(teamcomm_keys::RateScope::Writes),
+        )
+        .add(
+            api_keys::delete_api_key,
+            P::session(teamcomm_keys::RateScope::Writes),
+        )
+        .add(session::refresh_token, P::public())
+        // The directory: read-only to CLI sessions.
+        .add(people::get_organization, P::read().cli_on_any_plan())
+        .add(people::list_users, P::read())
+        .add(people::get_user, P::read())
+        .add(people::update_user, P::write().api_key_only())
+        .add(people::list_important_dates, P::read())
+        .add(people::get_important_date, P::read())
+        .add(teams::list_teams, P::read())
+        .add(teams::create_team, P::write().api_key_only().admin_only())
+        .add(teams::get_team, P::read())
+        .add(teams::update_team, P::write().api_key_only().admin_only())
+        .add(teams::archive_team, P::write().api_key_only().admin_only())
+        .add(teams::list_members, P::read())
+        .add(teams::get_member, P::read().admin_only())
+        .add(teams::put_member, P::write().api_key_only().admin_only())
+        .add(teams::patch_member, P::write().api_key_only().admin_only())
+        .add(teams::remove_member, P::write().api_key_only().admin_only())
+        .add(
+            teams::invite_to_team,
+            P::api(Invitations).api_key_only().admin_only(),
+        )
+        // Invitations.
+        .add(invitations::invite_user, P::api(Invitations))
+        .add(invitations::list_member_invitations, P::read().admin_only())
+        .add(invitations::list_all_invitations, P::read().admin_only())
+        .add(invitations::list_guest_invitations, P::read().admin_only())
+        .add(invitations::get_guest_invitation, P::read().admin_only())
+        .add(
+            invitations::delete_guest_invitation,
+            P::write().admin_only(),
+        )
+        .add(invitations::get_invitation, P::read().admin_only())
+        .add(invitations::delete_invitation, P::write().admin_only())
+        // Templates, report channels, mood.
+        .add(catalog::list_templates, P::read())
+        .add(catalog::get_template, P::read())
+        .add(catalog::list_report_channels, P::read())
+        .add(catalog::get_mood, P::read())
+        .add(catalog::track_mood, P::write())
+        // Operator provisioning.
+        .add(operator::create_organization, P::operator())
+        .add(operator::update_organization, P::operator())
+        .add(operator::create_user, P::operator())
+        .add(operator::update_user, P::operator())
+        .add(operator::create_session, P::operator())
+        .add(operator::create_cli_token, P::operator())
+        .add(operator::register_channel, P::operator());
+}
+
+/// Registers every route of the table.
 pub fn configure(cfg: &mut ServiceConfig) {
-    cfg.service(health::healthz)
-        .service(health::readyz)
-        .service(me::get_me)
-        .service(api_keys::create_api_key)
-        .service(api_keys::list_api_keys)
-        .service(api_keys::get_api_key)
-        .service(api_keys::update_api_key)
-        .service(api_keys::delete_api_key)
-        .service(session::refresh_token)
-        .service(people::get_organization)
-        .service(people::list_users)
-        .service(people::get_user)
-        .service(people::update_user)
-        .service(people::list_important_dates)
-        .service(people::get_important_date)
-        .service(teams::list_teams)
-        .service(teams::create_team)
-        .service(teams::get_team)
-        .service(teams::update_team)
-        .service(teams::archive_team)
-        .service(teams::list_members)
-        .service(teams::get_member)
-        .service(teams::put_member)
-        .service(teams::patch_member)
-        .service(teams::remove_member)
-        .service(teams::invite_to_team)
-        .service(invitations::invite_user)
-        // Fixed segments before `{id}`: actix tries routes in registration order.
-        .service(invitations::list_member_invitations)
-        .service(invitations::list_all_invitations)
-        .service(invitations::list_guest_invitations)
-        .service(invitations::get_guest_invitation)
-        .service(invitations::delete_guest_invitation)
-        .service(invitations::get_invitation)
-        .service(invitations::delete_invitation)
-        .service(catalog::list_templates)
-        .service(catalog::get_template)
-        .service(catalog::list_report_channels)
-        .service(catalog::get_mood)
-        .service(catalog::track_mood)
-        .service(operator::create_organization)
-        .service(operator::update_organization)
-        .service(operator::create_user)
-        .service(operator::update_user)
-        .service(operator::create_session)
-        .service(operator::create_cli_token)
-        .service(operator::register_channel);
+    declare(&mut Routes::registering(cfg));
+}
+
+/// The table's routes and policies, built once.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry::from_table(declare))
 }

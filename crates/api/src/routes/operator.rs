@@ -3,38 +3,27 @@
 
 use actix_web::{HttpResponse, patch, post, web};
 use serde::Deserialize;
-use teamcomm_kernel::{Error, OrgId, UserId};
+use teamcomm_kernel::{OrgId, UserId};
+use teamcomm_messaging::NewChannel;
 use teamcomm_org::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
 use utoipa::ToSchema;
 
 use crate::auth::Operator;
-use crate::body::{Body, JsonBody};
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::JsonBody;
 use crate::jwt::TokenPair;
-use crate::openapi::ErrorBody;
 use crate::provision::{self, CliTokenView, OperatorOrganizationView, OperatorUserView};
+use crate::routes::views::ChannelView;
 use crate::state::AppState;
-
-const ORG_FIELDS: &[&str] = &[
-    "name",
-    "plan",
-    "api_access",
-    "plan_beta",
-    "exchange_tokens",
-    "platform",
-];
-
-fn uuid_path<T: std::str::FromStr>(raw: &str) -> ApiResult<T> {
-    raw.parse().map_err(|_| Error::not_found().into())
-}
 
 /// Body of `POST /operator/v1/organizations/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct CreateOrganizationBody {
+    #[schema(example = "Acme")]
     name: String,
     /// `free`, `starter`, `business` or `enterprise`.
+    #[schema(example = "business")]
     plan: String,
     /// Default: true unless the plan is free.
     api_access: Option<bool>,
@@ -44,17 +33,81 @@ pub struct CreateOrganizationBody {
     platform: Option<String>,
 }
 
+impl TryFrom<CreateOrganizationBody> for NewOrganization {
+    type Error = teamcomm_kernel::Error;
+    fn try_from(b: CreateOrganizationBody) -> Result<Self, Self::Error> {
+        NewOrganization::new(
+            &b.name,
+            &b.plan,
+            b.api_access,
+            b.plan_beta,
+            b.exchange_tokens,
+        )?
+        .with_platform(b.platform.as_deref())
+    }
+}
+
+/// Body of `PATCH /operator/v1/organizations/{uuid}/`: what it names changes.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateOrganizationBody {
+    name: Option<String>,
+    /// `free`, `starter`, `business` or `enterprise`.
+    plan: Option<String>,
+    api_access: Option<bool>,
+    plan_beta: Option<bool>,
+    exchange_tokens: Option<bool>,
+    platform: Option<String>,
+}
+
+impl TryFrom<UpdateOrganizationBody> for OrganizationPatch {
+    type Error = teamcomm_kernel::Error;
+    fn try_from(b: UpdateOrganizationBody) -> Result<Self, Self::Error> {
+        OrganizationPatch::new(
+            b.name.as_deref(),
+            b.plan.as_deref(),
+            b.api_access,
+            b.plan_beta,
+            b.exchange_tokens,
+        )?
+        .with_platform(b.platform.as_deref())
+    }
+}
+
 /// Body of `POST /operator/v1/organizations/{uuid}/users/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct CreateUserBody {
+    #[schema(format = Email, example = "ada@example.com")]
     email: String,
-    first_name: String,
-    last_name: String,
+    first_name: Option<String>,
+    last_name: Option<String>,
     /// `admin`, `member` or `guest`.
+    #[schema(example = "member")]
     role: String,
     is_active: Option<bool>,
+}
+
+impl TryFrom<CreateUserBody> for NewUser {
+    type Error = teamcomm_kernel::Error;
+    fn try_from(b: CreateUserBody) -> Result<Self, Self::Error> {
+        NewUser::new(
+            &b.email,
+            b.first_name.as_deref().unwrap_or_default(),
+            b.last_name.as_deref().unwrap_or_default(),
+            &b.role,
+            b.is_active,
+        )
+    }
+}
+
+/// Body of `PATCH /operator/v1/users/{uuid}/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateUserBody {
+    is_active: Option<bool>,
+    /// `admin`, `member` or `guest`.
+    role: Option<String>,
 }
 
 #[utoipa::path(
@@ -67,26 +120,16 @@ pub struct CreateUserBody {
 pub async fn create_organization(
     _op: Operator,
     state: web::Data<AppState>,
-    body: JsonBody,
+    body: JsonBody<CreateOrganizationBody>,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.0, ORG_FIELDS)?;
-    let (name, plan) = (b.required_string("name"), b.required_string("plan"));
-    let (api_access, plan_beta, exchange) = (
-        b.bool("api_access"),
-        b.bool("plan_beta"),
-        b.bool("exchange_tokens"),
-    );
-    let platform = b.string("platform");
-    b.finish()?;
-    let new = NewOrganization::new(&name, &plan, api_access, plan_beta, exchange)?
-        .with_platform(platform.as_deref())?;
+    let new = NewOrganization::try_from(body.0)?;
     Ok(HttpResponse::Created().json(provision::create_organization(&state, new).await?))
 }
 
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path)),
-    request_body = CreateOrganizationBody,
+    request_body = UpdateOrganizationBody,
     responses((status = 200, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = []))
 )]
@@ -94,28 +137,11 @@ pub async fn create_organization(
 pub async fn update_organization(
     _op: Operator,
     state: web::Data<AppState>,
-    id: web::Path<String>,
-    body: JsonBody,
+    id: web::Path<OrgId>,
+    body: JsonBody<UpdateOrganizationBody>,
 ) -> ApiResult<HttpResponse> {
-    let id: OrgId = uuid_path(&id)?;
-    let mut b = Body::object(body.0, ORG_FIELDS)?;
-    let (name, plan) = (b.string("name"), b.string("plan"));
-    let (api_access, plan_beta, exchange) = (
-        b.bool("api_access"),
-        b.bool("plan_beta"),
-        b.bool("exchange_tokens"),
-    );
-    let platform = b.string("platform");
-    b.finish()?;
-    let patch = OrganizationPatch::new(
-        name.as_deref(),
-        plan.as_deref(),
-        api_access,
-        plan_beta,
-        exchange,
-    )?
-    .with_platform(platform.as_deref())?;
-    Ok(HttpResponse::Ok().json(provision::update_organization(&state, id, patch).await?))
+    let patch = OrganizationPatch::try_from(body.0)?;
+    Ok(HttpResponse::Ok().json(provision::update_organization(&state, *id, patch).await?))
 }
 
 #[utoipa::path(
@@ -133,27 +159,17 @@ pub async fn update_organization(
 pub async fn create_user(
     _op: Operator,
     state: web::Data<AppState>,
-    org: web::Path<String>,
-    body: JsonBody,
+    org: web::Path<OrgId>,
+    body: JsonBody<CreateUserBody>,
 ) -> ApiResult<HttpResponse> {
-    let org: OrgId = uuid_path(&org)?;
-    let mut b = Body::object(
-        body.0,
-        &["email", "first_name", "last_name", "role", "is_active"],
-    )?;
-    let email = b.required_string("email");
-    let first = b.string("first_name").unwrap_or_default();
-    let last = b.string("last_name").unwrap_or_default();
-    let role = b.required_string("role");
-    let is_active = b.bool("is_active");
-    b.finish()?;
-    let new = NewUser::new(&email, &first, &last, &role, is_active)?;
-    Ok(HttpResponse::Created().json(provision::create_user(&state, org, new).await?))
+    let new = NewUser::try_from(body.0)?;
+    Ok(HttpResponse::Created().json(provision::create_user(&state, *org, new).await?))
 }
 
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
+    request_body = UpdateUserBody,
     responses((status = 200, body = OperatorUserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = []))
 )]
@@ -161,15 +177,12 @@ pub async fn create_user(
 pub async fn update_user(
     _op: Operator,
     state: web::Data<AppState>,
-    id: web::Path<String>,
-    body: JsonBody,
+    id: web::Path<UserId>,
+    body: JsonBody<UpdateUserBody>,
 ) -> ApiResult<HttpResponse> {
-    let id: UserId = uuid_path(&id)?;
-    let mut b = Body::object(body.0, &["is_active", "role"])?;
-    let (is_active, role) = (b.bool("is_active"), b.string("role"));
-    b.finish()?;
+    let UpdateUserBody { is_active, role } = body.0;
     let patch = UserPatch::new(is_active, role.as_deref())?;
-    Ok(HttpResponse::Ok().json(provision::update_user(&state, id, patch).await?))
+    Ok(HttpResponse::Ok().json(provision::update_user(&state, *id, patch).await?))
 }
 
 #[utoipa::path(
@@ -182,10 +195,9 @@ pub async fn update_user(
 pub async fn create_session(
     _op: Operator,
     state: web::Data<AppState>,
-    id: web::Path<String>,
+    id: web::Path<UserId>,
 ) -> ApiResult<HttpResponse> {
-    let id: UserId = uuid_path(&id)?;
-    Ok(HttpResponse::Created().json(provision::create_session(&state, id).await?))
+    Ok(HttpResponse::Created().json(provision::create_session(&state, *id).await?))
 }
 
 #[utoipa::path(
@@ -198,24 +210,25 @@ pub async fn create_session(
 pub async fn create_cli_token(
     _op: Operator,
     state: web::Data<AppState>,
-    id: web::Path<String>,
+    id: web::Path<UserId>,
 ) -> ApiResult<HttpResponse> {
-    let id: UserId = uuid_path(&id)?;
-    Ok(HttpResponse::Created().json(provision::create_cli_token(&state, id, None).await?))
+    Ok(HttpResponse::Created().json(provision::create_cli_token(&state, *id, None).await?))
 }
 
 /// Body of `POST /operator/v1/organizations/{uuid}/channels/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct RegisterChannelBody {
     /// The chat platform's channel id.
+    #[schema(example = "C024BE91L")]
     id: String,
+    #[schema(example = "standup")]
     name: String,
     /// Default: the organization's platform, else `slack`.
     platform: Option<String>,
     /// `channel` (default), `private_channel`, `group_chat` or `direct_message`.
     #[serde(rename = "type")]
+    #[schema(rename = "type")]
     channel_type: Option<String>,
 }
 
@@ -223,31 +236,25 @@ pub struct RegisterChannelBody {
     tag = "operator",
     params(("uuid" = String, Path, description = "Organization")),
     request_body = RegisterChannelBody,
-    responses((status = 201, description = "Registered (or renamed when the id exists)", body = crate::routes::catalog::ChannelView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 201, description = "Registered (or renamed when the id exists)", body = ChannelView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = []))
 )]
 #[post("/operator/v1/organizations/{uuid}/channels/")]
 pub async fn register_channel(
     _op: Operator,
     state: web::Data<AppState>,
-    org: web::Path<String>,
-    body: JsonBody,
+    org: web::Path<OrgId>,
+    body: JsonBody<RegisterChannelBody>,
 ) -> ApiResult<HttpResponse> {
-    let org: OrgId = uuid_path(&org)?;
-    let mut b = Body::object(body.0, &["id", "name", "platform", "type"])?;
-    let (id, name) = (b.required_string("id"), b.required_string("name"));
-    let (platform, channel_type) = (b.string("platform"), b.string("type"));
-    b.finish()?;
-    let organization = state.orgs.get_organization(org).await?;
-    let platform = platform
-        .or(organization.platform)
-        .unwrap_or_else(|| "slack".to_owned());
-    let new = teamcomm_messaging::NewChannel::new(
-        &id,
-        &name,
-        &platform,
-        channel_type.as_deref().unwrap_or("channel"),
-    )?;
-    let channel = state.channels.upsert_channel(org, &new).await?;
-    Ok(HttpResponse::Created().json(crate::routes::catalog::ChannelView::from(&channel)))
+    let b = body.0;
+    let channel = provision::register_channel(&state, *org, |default_platform| {
+        NewChannel::new(
+            &b.id,
+            &b.name,
+            b.platform.as_deref().unwrap_or(default_platform),
+            b.channel_type.as_deref().unwrap_or("channel"),
+        )
+    })
+    .await?;
+    Ok(HttpResponse::Created().json(ChannelView::from(&channel)))
 }

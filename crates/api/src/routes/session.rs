@@ -2,19 +2,18 @@
 
 use actix_web::{HttpResponse, post, web};
 use serde::Deserialize;
-use teamcomm_kernel::Error;
 use utoipa::ToSchema;
 
-use crate::body::{Body, JsonBody};
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::JsonBody;
 use crate::jwt::{TokenPair, TokenType};
-use crate::openapi::ErrorBody;
 use crate::state::AppState;
 
+/// Body of `POST /api/auth/token/refresh/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct RefreshBody {
+    /// The refresh token of a pair.
     refresh: String,
 }
 
@@ -27,18 +26,11 @@ pub struct RefreshBody {
     )
 )]
 #[post("/api/auth/token/refresh/")]
-pub async fn refresh_token(state: web::Data<AppState>, body: JsonBody) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.0, &["refresh"])?;
-    let refresh = b.required_string("refresh");
-    b.finish()?;
-    let claims = state.jwt.verify(&refresh, TokenType::Refresh)?;
-    match state.orgs.get_user(claims.org, claims.sub).await {
-        Ok(user) if user.is_active => {
-            Ok(HttpResponse::Ok().json(state.jwt.issue_pair(user.id, user.org_id)?))
-        }
-        Ok(_) | Err(teamcomm_kernel::RepoError::NotFound) => {
-            Err(teamcomm_keys::invalid_credentials().into())
-        }
-        Err(e) => Err(Error::from(e).into()),
-    }
+pub async fn refresh_token(
+    state: web::Data<AppState>,
+    body: JsonBody<RefreshBody>,
+) -> ApiResult<HttpResponse> {
+    let claims = state.jwt.verify(&body.0.refresh, TokenType::Refresh)?;
+    let (user, _) = state.keys.session_user(claims.org, claims.sub).await?;
+    Ok(HttpResponse::Ok().json(state.jwt.issue_pair(user.id, user.org_id)?))
 }

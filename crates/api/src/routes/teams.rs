@@ -1,19 +1,18 @@
 //! `/v1/teams/`: teams, memberships and team invitations. Member management and team invites
 //! are admin only (`org_admin_required`); rules in `teamcomm_org::Directory`.
 
-use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, put, web};
+use actix_web::{HttpResponse, delete, get, patch, post, put, web};
 use serde::{Deserialize, Serialize};
-use teamcomm_kernel::{Error, PageRequest, TeamId, UserId, filters};
+use teamcomm_kernel::{ErrorCode, PageRequest, TeamId, UserId};
 use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRole};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::body::{Body, JsonBody, iso};
-use crate::error::ApiResult;
-use crate::openapi::ErrorBody;
-use crate::paging::{Paging, query_params};
-use crate::routes::invitations::{InvitationView, InvitedUsers};
-use crate::routes::people::UserView;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::{JsonBody, ListQuery, OptionalJsonBody};
+use crate::paging::{ListEnvelope, PageParams};
+use crate::params::{Search, search};
+use crate::routes::views::{InvitationView, InvitedUsers, UserView, iso};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -41,14 +40,6 @@ impl From<&Team> for TeamView {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TeamList {
-    pub count: u64,
-    pub next: Option<String>,
-    pub previous: Option<String>,
-    pub results: Vec<TeamView>,
-}
-
 /// A member of a team: the person's directory row plus their role in the team.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TeamMemberView<'a> {
@@ -71,87 +62,66 @@ impl<'a> TeamMemberView<'a> {
     }
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TeamMemberList<'a> {
-    pub count: u64,
-    pub next: Option<String>,
-    pub previous: Option<String>,
-    pub results: Vec<TeamMemberView<'a>>,
-}
-
-fn team_id(raw: &str) -> ApiResult<TeamId> {
-    raw.parse().map_err(|_| Error::not_found().into())
-}
-
 /// A member path segment that is not a UUID names nobody in the organization.
 fn member_id(raw: &str) -> ApiResult<UserId> {
     raw.parse().map_err(|_| {
-        Error::new(
-            teamcomm_kernel::ErrorCode::MemberInScopeRequired,
+        teamcomm_kernel::Error::new(
+            ErrorCode::MemberInScopeRequired,
             "That user is not a member of your organization.",
         )
         .into()
     })
 }
 
-fn role_of(b: &mut Body) -> Result<Option<TeamRole>, Error> {
-    b.string("role")
-        .map(|r| {
-            TeamRole::parse(&r)
-                .ok_or_else(|| Error::invalid_field("role", "Must be member or manager."))
-        })
-        .transpose()
+/// Filters of `GET /v1/teams/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TeamListQuery {
+    /// Name fragment, at most 256 characters.
+    #[param(inline)]
+    search: Option<Search>,
+    /// Include archived teams.
+    include_archived: Option<bool>,
 }
 
 #[utoipa::path(
     tag = "teams",
-    params(
-        ("search" = Option<String>, Query), ("include_archived" = Option<bool>, Query),
-        ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1),
-    ),
-    responses((status = 200, description = "Admins see every team, others their own", body = TeamList), (status = 401, body = ErrorBody)),
+    params(TeamListQuery, PageParams),
+    responses((status = 200, description = "Admins see every team, others their own", body = ListEnvelope<TeamView>), (status = 401, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/teams/")]
 pub async fn list_teams(
-    req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
+    q: ListQuery<TeamListQuery>,
 ) -> ApiResult<HttpResponse> {
-    let q = query_params(&req);
     let filter = TeamFilter {
         member_of: None,
-        include_archived: filters::flag(
-            q.get("include_archived").map(String::as_str),
-            "include_archived",
-        )?
-        .unwrap_or(false),
-        search: filters::search(q.get("search").map(String::as_str))?,
+        include_archived: q.filters.include_archived.unwrap_or(false),
+        search: search(q.filters.search.clone()),
     };
-    let paging = Paging::from_request(&req)?;
     let page = state
-        .directory
-        .list_teams(caller.user(), filter, paging.request())
+        .teams
+        .list_teams(caller.user(), filter, q.paging.request())
         .await?;
-    Ok(HttpResponse::Ok()
-        .json(paging.envelope(&state.settings.base_url, page.map(|t| TeamView::from(&t)))))
+    Ok(HttpResponse::Ok().json(q.envelope(page.map(|t| TeamView::from(&t)))))
 }
 
 /// Body of `POST /v1/teams/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct CreateTeamBody {
     #[schema(min_length = 1, max_length = 200)]
     name: String,
     /// People of the organization to add at once.
-    member_uuids: Option<Vec<uuid::Uuid>>,
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    member_uuids: Option<Vec<UserId>>,
 }
 
 /// Body of `PATCH /v1/teams/{uuid}/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct UpdateTeamBody {
     #[schema(min_length = 1, max_length = 200)]
     name: Option<String>,
@@ -169,19 +139,12 @@ pub struct UpdateTeamBody {
 pub async fn create_team(
     state: web::Data<AppState>,
     caller: Caller,
-    body: JsonBody,
+    body: JsonBody<CreateTeamBody>,
 ) -> ApiResult<HttpResponse> {
-    let mut b = Body::object(body.0, &["name", "member_uuids"])?;
-    let name = b.required_string("name");
-    let members = b.string_list("member_uuids").unwrap_or_default();
-    b.finish()?;
-    let members = members
-        .iter()
-        .map(|m| member_id(m))
-        .collect::<Result<Vec<_>, _>>()?;
+    let CreateTeamBody { name, member_uuids } = body.0;
     let team = state
-        .directory
-        .create_team(caller.user(), &name, &members)
+        .teams
+        .create_team(caller.user(), &name, &member_uuids.unwrap_or_default())
         .await?;
     Ok(HttpResponse::Created().json(TeamView::from(&team)))
 }
@@ -196,12 +159,9 @@ pub async fn create_team(
 pub async fn get_team(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<TeamId>,
 ) -> ApiResult<HttpResponse> {
-    let team = state
-        .directory
-        .get_team(caller.user(), team_id(&id)?)
-        .await?;
+    let team = state.teams.get_team(caller.user(), *id).await?;
     Ok(HttpResponse::Ok().json(TeamView::from(&team)))
 }
 
@@ -216,16 +176,13 @@ pub async fn get_team(
 pub async fn update_team(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
-    body: JsonBody,
+    id: web::Path<TeamId>,
+    body: JsonBody<UpdateTeamBody>,
 ) -> ApiResult<HttpResponse> {
-    let id = team_id(&id)?;
-    let mut b = Body::object(body.0, &["name", "active"])?;
-    let (name, active) = (b.string("name"), b.bool("active"));
-    b.finish()?;
+    let UpdateTeamBody { name, active } = body.0;
     let team = state
-        .directory
-        .update_team(caller.user(), id, name.as_deref(), active)
+        .teams
+        .update_team(caller.user(), *id, name.as_deref(), active)
         .await?;
     Ok(HttpResponse::Ok().json(TeamView::from(&team)))
 }
@@ -240,47 +197,48 @@ pub async fn update_team(
 pub async fn archive_team(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<TeamId>,
 ) -> ApiResult<HttpResponse> {
-    state
-        .directory
-        .archive_team(caller.user(), team_id(&id)?)
-        .await?;
+    state.teams.archive_team(caller.user(), *id).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// `?include_email=` of a member listing.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MemberListQuery {
+    /// Show e-mail addresses.
+    include_email: Option<bool>,
 }
 
 #[utoipa::path(
     tag = "teams",
-    params(("uuid" = String, Path), ("include_email" = Option<bool>, Query), ("page" = Option<u64>, Query, minimum = 1), ("page_size" = Option<u64>, Query, minimum = 1)),
-    responses((status = 200, description = "Members; all of them unless paging parameters are given", body = TeamMemberList), (status = 404, body = ErrorBody)),
+    params(("uuid" = String, Path), MemberListQuery, PageParams),
+    responses((status = 200, description = "Members; all of them unless paging parameters are given", body = ListEnvelope<TeamMemberView>), (status = 404, body = ErrorBody)),
     security(("api_key" = []), ("cli_token" = []))
 )]
 #[get("/v1/teams/{uuid}/members/")]
 pub async fn list_members(
-    req: HttpRequest,
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
+    id: web::Path<TeamId>,
+    q: ListQuery<MemberListQuery>,
 ) -> ApiResult<HttpResponse> {
-    let q = query_params(&req);
-    let include_email = filters::flag(q.get("include_email").map(String::as_str), "include_email")?
-        .unwrap_or(false);
-    let paging = Paging::from_request(&req)?;
     // Clients read this list whole (no paging is followed), so it is unpaged unless asked.
-    let asked = ["page", "page_size", "limit", "offset"]
-        .iter()
-        .any(|k| q.contains_key(*k));
-    let request = if asked {
-        paging.request()
+    let request = if q.paging.given() {
+        q.paging.request()
     } else {
         PageRequest::all()
     };
     let page = state
-        .directory
-        .list_members(caller.user(), team_id(&id)?, request)
+        .teams
+        .list_members(caller.user(), *id, request)
         .await?;
-    let page = page.map_ref(|m| TeamMemberView::new(m, include_email));
-    Ok(HttpResponse::Ok().json(paging.envelope(&state.settings.base_url, page)))
+    let include_email = q.filters.include_email.unwrap_or(false);
+    Ok(
+        HttpResponse::Ok()
+            .json(q.envelope(page.map_ref(|m| TeamMemberView::new(m, include_email)))),
+    )
 }
 
 #[utoipa::path(
@@ -293,32 +251,39 @@ pub async fn list_members(
 pub async fn get_member(
     state: web::Data<AppState>,
     caller: Caller,
-    path: web::Path<(String, String)>,
+    path: web::Path<(TeamId, String)>,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
     let m = state
-        .directory
-        .get_member(caller.user(), team_id(&team)?, member_id(&user)?)
+        .teams
+        .get_member(caller.user(), team, member_id(&user)?)
         .await?;
     Ok(HttpResponse::Ok().json(TeamMemberView::new(&m, true)))
 }
 
-/// Body of `PUT|PATCH /v1/teams/{uuid}/members/{user}/` (may be empty).
-#[derive(Debug, Deserialize, ToSchema)]
+/// Body of `PUT|PATCH /v1/teams/{uuid}/members/{user}/` (may be left out).
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct MemberBody {
-    /// `member` (default) or `manager`.
-    role: Option<String>,
+    /// Default `member` when added.
+    role: Option<MemberRole>,
 }
 
-fn optional_body(body: JsonBody) -> Result<Body, Error> {
-    let value = if body.0.is_null() {
-        serde_json::json!({})
-    } else {
-        body.0
-    };
-    Body::object(value, &["role"])
+/// A role in a team, as the wire writes it.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberRole {
+    Member,
+    Manager,
+}
+
+impl From<MemberRole> for TeamRole {
+    fn from(r: MemberRole) -> Self {
+        match r {
+            MemberRole::Member => TeamRole::Member,
+            MemberRole::Manager => TeamRole::Manager,
+        }
+    }
 }
 
 #[utoipa::path(
@@ -337,16 +302,18 @@ fn optional_body(body: JsonBody) -> Result<Body, Error> {
 pub async fn put_member(
     state: web::Data<AppState>,
     caller: Caller,
-    path: web::Path<(String, String)>,
-    body: JsonBody,
+    path: web::Path<(TeamId, String)>,
+    body: OptionalJsonBody<MemberBody>,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
-    let mut b = optional_body(body)?;
-    let role = role_of(&mut b)?;
-    b.finish()?;
     let (m, added) = state
-        .directory
-        .put_member(caller.user(), team_id(&team)?, member_id(&user)?, role)
+        .teams
+        .put_member(
+            caller.user(),
+            team,
+            member_id(&user)?,
+            body.0.role.map(Into::into),
+        )
         .await?;
     let view = TeamMemberView::new(&m, true);
     Ok(if added {
@@ -367,16 +334,18 @@ pub async fn put_member(
 pub async fn patch_member(
     state: web::Data<AppState>,
     caller: Caller,
-    path: web::Path<(String, String)>,
-    body: JsonBody,
+    path: web::Path<(TeamId, String)>,
+    body: OptionalJsonBody<MemberBody>,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
-    let mut b = optional_body(body)?;
-    let role = role_of(&mut b)?;
-    b.finish()?;
     let m = state
-        .directory
-        .patch_member(caller.user(), team_id(&team)?, member_id(&user)?, role)
+        .teams
+        .patch_member(
+            caller.user(),
+            team,
+            member_id(&user)?,
+            body.0.role.map(Into::into),
+        )
         .await?;
     Ok(HttpResponse::Ok().json(TeamMemberView::new(&m, true)))
 }
@@ -391,28 +360,35 @@ pub async fn patch_member(
 pub async fn remove_member(
     state: web::Data<AppState>,
     caller: Caller,
-    path: web::Path<(String, String)>,
+    path: web::Path<(TeamId, String)>,
 ) -> ApiResult<HttpResponse> {
     let (team, user) = path.into_inner();
     state
-        .directory
-        .remove_member(caller.user(), team_id(&team)?, member_id(&user)?)
+        .teams
+        .remove_member(caller.user(), team, member_id(&user)?)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Body of `POST /v1/teams/{uuid}/invite/`.
+/// Body of `POST /v1/teams/{uuid}/invite/`: people of the organization join at once; unknown
+/// e-mail addresses get an invitation that includes the team.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct TeamInviteBody {
-    /// User UUIDs of the organization, or e-mail addresses (unknown ones get an invitation).
+    /// User UUIDs of the organization, or e-mail addresses.
     users_identifiers: Option<Vec<String>>,
     /// Alias of `users_identifiers` limited to user UUIDs.
-    user_uuids: Option<Vec<String>>,
-    /// Alias of `users_identifiers` limited to e-mails.
-    emails: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<uuid::Uuid>>)]
+    user_uuids: Option<Vec<UserId>>,
+    /// Alias of `users_identifiers` limited to e-mail addresses.
+    emails: Option<Vec<Email>>,
 }
+
+/// An e-mail address.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(transparent)]
+#[schema(value_type = String, format = Email)]
+pub struct Email(String);
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TeamInviteResult<'a> {
@@ -443,20 +419,22 @@ pub struct CountedMembers<'a> {
 pub async fn invite_to_team(
     state: web::Data<AppState>,
     caller: Caller,
-    id: web::Path<String>,
-    body: JsonBody,
+    id: web::Path<TeamId>,
+    body: JsonBody<TeamInviteBody>,
 ) -> ApiResult<HttpResponse> {
-    let team = team_id(&id)?;
-    let mut b = Body::object(body.0, &["users_identifiers", "user_uuids", "emails"])?;
-    let mut identifiers = b.string_list("users_identifiers").unwrap_or_default();
-    identifiers.extend(b.string_list("user_uuids").unwrap_or_default());
-    identifiers.extend(b.string_list("emails").unwrap_or_default());
-    b.finish()?;
+    let TeamInviteBody {
+        users_identifiers,
+        user_uuids,
+        emails,
+    } = body.0;
+    let mut identifiers = users_identifiers.unwrap_or_default();
+    identifiers.extend(user_uuids.into_iter().flatten().map(|u| u.to_string()));
+    identifiers.extend(emails.into_iter().flatten().map(|e| e.0));
     let outcome = state
-        .directory
-        .invite_to_team(caller.user(), team, &identifiers)
+        .teams
+        .invite_to_team(caller.user(), *id, &identifiers)
         .await?;
-    let team = state.directory.get_team(caller.user(), team).await?;
+    let team = state.teams.get_team(caller.user(), *id).await?;
     Ok(HttpResponse::Ok().json(TeamInviteResult {
         team: TeamView::from(&team),
         members_added: CountedMembers {

@@ -1,0 +1,430 @@
+//! Checks a JSON request body against the JSON Schema that its struct documents (`ToSchema`), so
+//! the document *is* the parser's rulebook: required fields, unknown fields, types, formats,
+//! lengths, ranges and enumerations are declared once, on the struct, and every bad field is
+//! named in one answer. serde then builds the struct from a value already known to fit.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde_json::{Map, Value};
+use teamcomm_kernel::{Error, ErrorCode};
+use utoipa::ToSchema;
+
+/// The schema of a body type plus the component schemas it references, as JSON.
+#[derive(Debug)]
+pub struct BodySchema {
+    root: Value,
+    components: BTreeMap<String, Value>,
+}
+
+/// The schema of `T`, built once per type.
+pub fn schema_of<T: ToSchema + 'static>() -> Arc<BodySchema> {
+    static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<BodySchema>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(s) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return s.clone();
+    }
+    let mut refs = Vec::new();
+    T::schemas(&mut refs);
+    let built = Arc::new(BodySchema {
+        root: serde_json::to_value(T::schema()).unwrap_or(Value::Null),
+        components: refs
+            .into_iter()
+            .map(|(name, s)| (name, serde_json::to_value(s).unwrap_or(Value::Null)))
+            .collect(),
+    });
+    cache
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, built.clone());
+    built
+}
+
+/// What is wrong with a body.
+#[derive(Debug, Default)]
+struct Findings {
+    unknown: Vec<String>,
+    fields: BTreeMap<String, Vec<String>>,
+    /// Fields whose schema names the code their errors answer with (`x-error-code`).
+    codes: BTreeMap<String, String>,
+}
+
+/// The schema extension naming the code a field's errors answer with, instead of
+/// `params_validation_error` (for example `invalid_score`).
+pub const ERROR_CODE_EXTENSION: &str = "x-error-code";
+
+impl Findings {
+    fn add(&mut self, field: &str, message: impl Into<String>) {
+        self.fields
+            .entry(field.to_owned())
+            .or_default()
+            .push(message.into());
+    }
+}
+
+impl BodySchema {
+    /// Checks `body` (already known to be an object): `unknown_field` for keys the struct does not
+    /// declare (first one in `extra.parameter`), else `params_validation_error` naming every bad
+    /// field.
+    pub fn check(&self, body: &Map<String, Value>) -> Result<(), Error> {
+        let mut findings = Findings::default();
+        self.check_object(&self.root, body, "", &mut findings);
+        if let Some(first) = findings.unknown.first() {
+            let mut e = Error::new(
+                ErrorCode::UnknownField,
+                format!("Unknown field \"{first}\"."),
+            )
+            .with_extra("parameter", first.clone());
+            for field in &findings.unknown {
+                e = e.with_field_error(field, "This field is not accepted.");
+            }
+            return Err(e);
+        }
+        if findings.fields.is_empty() {
+            return Ok(());
+        }
+        let special = findings.fields.keys().find_map(|f| {
+            let code = ErrorCode::from_wire(findings.codes.get(f)?)?;
+            Some((f.clone(), code))
+        });
+        let mut e = match special {
+            Some((field, code)) => {
+                let message = findings.fields[&field].join(" ");
+                Error::new(code, format!("Invalid {field}: {message}"))
+            }
+            None => Error::new(ErrorCode::ParamsValidationError, "Invalid input."),
+        };
+        for (field, messages) in findings.fields {
+            for m in messages {
+                e = e.with_field_error(&field, m);
+            }
+        }
+        Err(e)
+    }
+
+    /// Follows `$ref`s into the components (a missing component accepts anything).
+    fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
+        let mut s = schema;
+        for _ in 0..8 {
+            match s.get("$ref").and_then(Value::as_str) {
+                Some(r) => match r
+                    .strip_prefix("#/components/schemas/")
+                    .and_then(|name| self.components.get(name))
+                {
+                    Some(next) => s = next,
+                    None => return &Value::Bool(true),
+                },
+                None => return s,
+            }
+        }
+        s
+    }
+
+    fn check_object(
+        &self,
+        schema: &Value,
+        body: &Map<String, Value>,
+        prefix: &str,
+        out: &mut Findings,
+    ) {
+        let schema = self.resolve(schema);
+        let empty = Map::new();
+        let properties = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false))
+            || schema.get("properties").is_some();
+        for key in body.keys() {
+            if closed && !properties.contains_key(key) {
+                out.unknown.push(format!("{prefix}{key}"));
+            }
+        }
+        for required in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            if !body.contains_key(required) {
+                out.add(&format!("{prefix}{required}"), "This field is required.");
+            }
+        }
+        for (key, field_schema) in properties {
+            if let Some(code) = field_schema
+                .get(ERROR_CODE_EXTENSION)
+                .and_then(Value::as_str)
+            {
+                out.codes.insert(format!("{prefix}{key}"), code.to_owned());
+            }
+        }
+        for (key, value) in body {
+            if let Some(field_schema) = properties.get(key) {
+                self.check_value(field_schema, value, &format!("{prefix}{key}"), out);
+            }
+        }
+    }
+
+    fn check_value(&self, schema: &Value, value: &Value, field: &str, out: &mut Findings) {
+        let schema = self.resolve(schema);
+        // Composition: `Option<Struct>` is `oneOf [null, $ref]`; accept when one branch fits.
+        for key in ["oneOf", "anyOf"] {
+            if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+                let mut best: Option<Findings> = None;
+                for b in branches {
+                    let mut f = Findings::default();
+                    self.check_value(b, value, field, &mut f);
+                    if f.fields.is_empty() && f.unknown.is_empty() {
+                        return;
+                    }
+                    // Prefer the report of a non-null branch.
+                    if best.is_none() || b.get("type") != Some(&Value::String("null".into())) {
+                        best = Some(f);
+                    }
+                }
+                if let Some(f) = best {
+                    out.codes.extend(f.codes);
+                    out.unknown.extend(f.unknown);
+                    for (k, v) in f.fields {
+                        out.fields.entry(k).or_default().extend(v);
+                    }
+                }
+                return;
+            }
+        }
+        if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
+            for p in parts {
+                self.check_value(p, value, field, out);
+            }
+            return;
+        }
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if value.is_null() {
+            if !types.is_empty() && !types.contains(&"null") {
+                out.add(field, "This field may not be null.");
+            }
+            return;
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            let names: Vec<String> = allowed
+                .iter()
+                .filter(|v| !v.is_null())
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect();
+            out.add(field, format!("Must be one of: {}.", names.join(", ")));
+            return;
+        }
+        let fits = |t: &str| match t {
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => false,
+        };
+        if !types.is_empty() && !types.iter().any(|t| fits(t)) {
+            let wanted = types
+                .iter()
+                .filter(|t| **t != "null")
+                .map(|t| match *t {
+                    "string" => "a string",
+                    "boolean" => "a boolean",
+                    "integer" => "a whole number",
+                    "number" => "a number",
+                    "array" => "a list",
+                    _ => "an object",
+                })
+                .collect::<Vec<_>>()
+                .join(" or ");
+            out.add(field, format!("Must be {wanted}."));
+            return;
+        }
+        match value {
+            Value::String(s) => check_string(schema, s, field, out),
+            Value::Number(n) => {
+                let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
+                let v = n.as_f64().unwrap_or(0.0);
+                if let Some(min) = bound("minimum")
+                    && v < min
+                {
+                    out.add(field, format!("Ensure this value is at least {min}."));
+                }
+                if let Some(max) = bound("maximum")
+                    && v > max
+                {
+                    out.add(field, format!("Ensure this value is at most {max}."));
+                }
+                let format = schema.get("format").and_then(Value::as_str);
+                let in_range = match format {
+                    Some("int32") => i32::try_from(n.as_i64().unwrap_or(i64::MAX)).is_ok(),
+                    Some("int16") => i16::try_from(n.as_i64().unwrap_or(i64::MAX)).is_ok(),
+                    Some("int64") => n.as_i64().is_some(),
+                    _ => true,
+                };
+                if !in_range {
+                    out.add(field, "This number is out of range.");
+                }
+            }
+            Value::Array(items) => {
+                let count = |k: &str| schema.get(k).and_then(Value::as_u64);
+                if let Some(min) = count("minItems")
+                    && (items.len() as u64) < min
+                {
+                    out.add(field, format!("Ensure this list has at least {min} items."));
+                }
+                if let Some(max) = count("maxItems")
+                    && (items.len() as u64) > max
+                {
+                    out.add(field, format!("Ensure this list has at most {max} items."));
+                }
+                if let Some(item_schema) = schema.get("items") {
+                    for (i, item) in items.iter().enumerate() {
+                        self.check_value(item_schema, item, &format!("{field}.{i}"), out);
+                    }
+                }
+            }
+            Value::Object(map) if schema.get("properties").is_some() => {
+                self.check_object(schema, map, &format!("{field}."), out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_string(schema: &Value, s: &str, field: &str, out: &mut Findings) {
+    // PostgreSQL text cannot hold NUL: refuse it here rather than fail at the database.
+    if s.contains('\0') {
+        out.add(field, "Null characters are not allowed.");
+        return;
+    }
+    let chars = s.chars().count() as u64;
+    let length = |k: &str| schema.get(k).and_then(Value::as_u64);
+    if let Some(min) = length("minLength")
+        && chars < min
+    {
+        out.add(
+            field,
+            if min == 1 {
+                "This field may not be blank.".to_owned()
+            } else {
+                format!("Ensure this field has at least {min} characters.")
+            },
+        );
+    }
+    if let Some(max) = length("maxLength")
+        && chars > max
+    {
+        out.add(
+            field,
+            format!("Ensure this field has no more than {max} characters."),
+        );
+    }
+    let valid = match schema.get("format").and_then(Value::as_str) {
+        Some("uuid") => uuid::Uuid::parse_str(s).is_ok(),
+        Some("date") => teamcomm_kernel::filters::parse_day(s).is_some(),
+        Some("date-time") => {
+            time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).is_ok()
+        }
+        Some("email") => s.contains('@') && !s.contains(char::is_whitespace),
+        _ => true,
+    };
+    if !valid {
+        let message = match schema.get("format").and_then(Value::as_str) {
+            Some("uuid") => "Must be a valid UUID.",
+            Some("date") => "Date has wrong format; use YYYY-MM-DD.",
+            Some("date-time") => {
+                "Datetime has wrong format; use ISO 8601, e.g. 2026-12-31T23:59:59Z."
+            }
+            _ => "Enter a valid email address.",
+        };
+        out.add(field, message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Deserialize, ToSchema)]
+    #[allow(dead_code)]
+    struct Sample {
+        #[schema(min_length = 1, max_length = 5)]
+        name: String,
+        active: Option<bool>,
+        ids: Option<Vec<uuid::Uuid>>,
+        #[schema(minimum = 1, maximum = 5)]
+        score: Option<i64>,
+        when: Option<time::OffsetDateTime>,
+    }
+
+    fn check(v: Value) -> Result<(), Error> {
+        schema_of::<Sample>().check(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn every_bad_field_is_named_at_once() {
+        let e =
+            check(json!({"active": "yes", "ids": ["x"], "score": 9, "when": "soon"})).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ParamsValidationError);
+        let fields: Vec<&str> = e.field_errors().keys().map(String::as_str).collect();
+        assert_eq!(fields, ["active", "ids.0", "name", "score", "when"]);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_their_name() {
+        let e = check(json!({"name": "a", "colour": 1})).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownField);
+        assert_eq!(e.extra()["parameter"], "colour");
+    }
+
+    #[derive(Deserialize, ToSchema)]
+    #[allow(dead_code)]
+    struct Coded {
+        #[schema(extensions(("x-error-code" = json!("invalid_score"))))]
+        score: i64,
+        name: Option<String>,
+    }
+
+    #[test]
+    fn a_field_can_name_its_own_code() {
+        let check = |v: Value| schema_of::<Coded>().check(v.as_object().unwrap());
+        for bad in [
+            json!({}),
+            json!({"score": "3"}),
+            json!({"score": 2.5, "name": 1}),
+        ] {
+            let e = check(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidScore, "{bad}");
+            assert!(e.field_errors().contains_key("score"));
+        }
+        let e = check(json!({"score": 3, "name": 1})).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ParamsValidationError);
+    }
+
+    #[test]
+    fn lengths_nulls_and_nul_characters() {
+        assert!(check(json!({"name": "abc", "active": null})).is_ok());
+        for bad in [
+            json!(""),
+            json!("abcdef"),
+            json!("a\u{0}"),
+            json!(null),
+            json!(3),
+        ] {
+            let e = check(json!({"name": bad})).unwrap_err();
+            assert!(e.field_errors().contains_key("name"), "{bad}");
+        }
+    }
+}

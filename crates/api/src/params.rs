@@ -1,0 +1,183 @@
+//! Query-parameter types. Each parses its text with the kernel's filter rules
+//! (`teamcomm_kernel::filters`), refuses a bad value with the spec's code, and documents itself,
+//! so a query struct built from them parses, validates and documents in one declaration.
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use teamcomm_kernel::{Error, ErrorCode, filters};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::extract::query_de::reject;
+
+/// Reads a parameter's text and hands it to `parse`.
+fn text<'de, D, T>(d: D, parse: fn(&str) -> Result<T, Error>) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    struct Text<T>(fn(&str) -> Result<T, Error>);
+    impl<T> Visitor<'_> for Text<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("text")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            (self.0)(v).map_err(reject)
+        }
+    }
+    d.deserialize_str(Text(parse))
+}
+
+macro_rules! param_schema {
+    ($ty:ty, $schema:expr) => {
+        impl PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                let builder: ObjectBuilder = $schema;
+                RefOr::T(Schema::Object(builder.build()))
+            }
+        }
+        impl ToSchema for $ty {}
+    };
+}
+
+/// A whole number of at least 1 (`page`, `page_size`, `limit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtLeastOne(pub u64);
+
+impl<'de> Deserialize<'de> for AtLeastOne {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            s.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .map(AtLeastOne)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidFilterValue,
+                        "Must be a whole number of at least 1.",
+                    )
+                })
+        })
+    }
+}
+
+param_schema!(
+    AtLeastOne,
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(1))
+);
+
+/// `?search=`: trimmed, at most 256 characters (`search_query_too_long`); blank means none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search(pub Option<String>);
+
+impl<'de> Deserialize<'de> for Search {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| filters::search(Some(s)).map(Search))
+    }
+}
+
+param_schema!(
+    Search,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(filters::MAX_SEARCH_CHARS))
+);
+
+/// Flattens an optional [`Search`] into the domain's `Option<String>`.
+pub fn search(s: Option<Search>) -> Option<String> {
+    s.and_then(|s| s.0)
+}
+
+/// A day, `YYYY-MM-DD` (`invalid_date_range` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Day(pub time::Date);
+
+impl<'de> Deserialize<'de> for Day {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            filters::parse_day(s).map(Day).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidDateRange,
+                    "Must be a date in the format YYYY-MM-DD.",
+                )
+            })
+        })
+    }
+}
+
+param_schema!(
+    Day,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date)))
+);
+
+/// `?user=`: a user UUID (`invalid_user_identifier` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserRef(pub uuid::Uuid);
+
+impl<'de> Deserialize<'de> for UserRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            filters::user_identifier(Some(s)).map(|u| UserRef(u.unwrap_or_default()))
+        })
+    }
+}
+
+param_schema!(
+    UserRef,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::query_de::from_query_string;
+
+    #[derive(Debug, Deserialize)]
+    struct Q {
+        search: Option<Search>,
+        day: Option<Day>,
+        user: Option<UserRef>,
+        n: Option<AtLeastOne>,
+    }
+
+    fn code(qs: &str) -> (ErrorCode, String) {
+        let e = from_query_string::<Q>(qs).unwrap_err();
+        (
+            e.code(),
+            e.extra()["parameter"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    #[test]
+    fn each_type_answers_its_code() {
+        let long = "a".repeat(257);
+        assert_eq!(
+            code(&format!("search={long}")),
+            (ErrorCode::SearchQueryTooLong, "search".into())
+        );
+        assert_eq!(
+            code("day=2026-1-1"),
+            (ErrorCode::InvalidDateRange, "day".into())
+        );
+        assert_eq!(
+            code("user=bob"),
+            (ErrorCode::InvalidUserIdentifier, "user".into())
+        );
+        assert_eq!(code("n=0"), (ErrorCode::InvalidFilterValue, "n".into()));
+        let q: Q = from_query_string("search=%20ada%20&day=2026-01-02&n=2").unwrap();
+        assert_eq!(search(q.search).as_deref(), Some("ada"));
+        assert_eq!(q.day.unwrap().0.to_string(), "2026-01-02");
+        assert_eq!(q.n, Some(AtLeastOne(2)));
+        assert!(q.user.is_none());
+    }
+}

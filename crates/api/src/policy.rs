@@ -1,0 +1,303 @@
+//! Route policies: for every route, which credential it takes, the rate-limit scope it spends,
+//! what it allows a CLI session, and whether it is admin only. A route is registered together
+//! with its policy (`routes::declare`), so a route without one cannot exist. The [`Registry`]
+//! is app data: the policy middleware (`auth.rs`) applies the policy of the route a request
+//! reaches, `normalize_request` and `no_route` read the known paths and methods, and the domain
+//! crates receive the enums, never a path.
+
+use std::collections::HashMap;
+
+use actix_web::dev::HttpServiceFactory;
+use teamcomm_keys::{CliAccess, RateScope};
+use utoipa::openapi::path::PathItem;
+use utoipa_actix_web::OpenApiFactory;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+/// Which credential a route takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// `X-API-KEY`, or a CLI `Authorization: Bearer` token subject to [`Policy::cli`].
+    ApiKeyOrCli,
+    /// A web session, `Authorization: JWT <access>`.
+    Session,
+    /// The installation's operator, `Authorization: Bearer <TEAMCOMM_OPERATOR_TOKEN>`.
+    Operator,
+    /// None (health probes, token refresh).
+    Public,
+}
+
+/// One route's policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    pub credentials: Credentials,
+    /// The hourly budget the request spends; `None` for routes that are not rate limited.
+    pub rate: Option<RateScope>,
+    pub cli: CliAccess,
+    /// Non-admins are refused with 403 `org_admin_required` before the handler runs (the
+    /// domain service enforces the same rule for every other caller).
+    pub admin_only: bool,
+}
+
+impl Policy {
+    /// General API with the `reads` budget (CLI: paid plans).
+    pub const fn read() -> Self {
+        Policy::api(RateScope::Reads)
+    }
+
+    /// General API with the `writes` budget (CLI: paid plans).
+    pub const fn write() -> Self {
+        Policy::api(RateScope::Writes)
+    }
+
+    /// General API with the given budget (CLI: paid plans).
+    pub const fn api(scope: RateScope) -> Self {
+        Policy {
+            credentials: Credentials::ApiKeyOrCli,
+            rate: Some(scope),
+            cli: CliAccess::PaidPlans,
+            admin_only: false,
+        }
+    }
+
+    pub const fn session(scope: RateScope) -> Self {
+        Policy {
+            credentials: Credentials::Session,
+            rate: Some(scope),
+            cli: CliAccess::Refused,
+            admin_only: false,
+        }
+    }
+
+    pub const fn operator() -> Self {
+        Policy {
+            credentials: Credentials::Operator,
+            rate: None,
+            cli: CliAccess::Refused,
+            admin_only: false,
+        }
+    }
+
+    pub const fn public() -> Self {
+        Policy {
+            credentials: Credentials::Public,
+            rate: None,
+            cli: CliAccess::Refused,
+            admin_only: false,
+        }
+    }
+
+    /// Also for CLI sessions of free-plan organizations (the spec's allow-list).
+    pub const fn cli_on_any_plan(mut self) -> Self {
+        self.cli = CliAccess::AnyPlan;
+        self
+    }
+
+    /// Not for CLI sessions: the matrix makes this group read-only to the CLI.
+    pub const fn api_key_only(mut self) -> Self {
+        self.cli = CliAccess::Refused;
+        self
+    }
+
+    pub const fn admin_only(mut self) -> Self {
+        self.admin_only = true;
+        self
+    }
+}
+
+/// A registered route: method, path template (as the router and the document write it) and policy.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub method: &'static str,
+    pub path: String,
+    pub policy: Policy,
+}
+
+/// Registers routes with actix and the document, and records each one's policy.
+pub struct Routes<'a, 's> {
+    cfg: Option<&'a mut ServiceConfig<'s>>,
+    routes: Vec<Route>,
+}
+
+impl<'a, 's> Routes<'a, 's> {
+    pub fn registering(cfg: &'a mut ServiceConfig<'s>) -> Self {
+        Routes {
+            cfg: Some(cfg),
+            routes: Vec::new(),
+        }
+    }
+
+    /// Registers `route` (a handler with its `#[utoipa::path]`) under `policy`.
+    pub fn add<F>(&mut self, route: F, policy: Policy) -> &mut Self
+    where
+        F: HttpServiceFactory + OpenApiFactory + 'static,
+    {
+        for (path, item) in route.paths().paths {
+            for method in methods(&item) {
+                self.routes.push(Route {
+                    method,
+                    path: path.clone(),
+                    policy,
+                });
+            }
+        }
+        if let Some(cfg) = self.cfg.as_deref_mut() {
+            cfg.service(route);
+        }
+        self
+    }
+}
+
+fn methods(item: &PathItem) -> Vec<&'static str> {
+    [
+        ("GET", item.get.is_some()),
+        ("POST", item.post.is_some()),
+        ("PUT", item.put.is_some()),
+        ("PATCH", item.patch.is_some()),
+        ("DELETE", item.delete.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(m, present)| present.then_some(m))
+    .collect()
+}
+
+/// Every route with its policy, looked up by method and path template.
+#[derive(Debug)]
+pub struct Registry {
+    routes: Vec<Route>,
+    index: HashMap<(&'static str, String), usize>,
+}
+
+impl Registry {
+    /// Records the routes a table declares (without registering them anywhere).
+    pub fn from_table(declare: fn(&mut Routes<'_, '_>)) -> Self {
+        let mut table = Routes {
+            cfg: None,
+            routes: Vec::new(),
+        };
+        declare(&mut table);
+        Registry::new(table.routes)
+    }
+
+    fn new(routes: Vec<Route>) -> Self {
+        let index = routes
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ((r.method, r.path.clone()), i))
+            .collect();
+        Registry { routes, index }
+    }
+
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// The policy of the route that `method` and `path` reach: the first registered route
+    /// whose template fits, as the router picks it (a path without placeholders is one lookup).
+    pub fn policy_for(&self, method: &str, path: &str) -> Option<Policy> {
+        let method = match method {
+            "HEAD" => "GET",
+            m => method_name(m)?,
+        };
+        if let Some(i) = self.index.get(&(method, path.to_owned())) {
+            return Some(self.routes[*i].policy);
+        }
+        self.routes
+            .iter()
+            .find(|r| r.method == method && template_fits(&r.path, path))
+            .map(|r| r.policy)
+    }
+
+    /// The methods registered for the path template that `path` fits (`HEAD` with `GET`).
+    pub fn allowed_methods(&self, path: &str) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for r in self.routes.iter().filter(|r| template_fits(&r.path, path)) {
+            if !out.contains(&r.method) {
+                out.push(r.method);
+                if r.method == "GET" {
+                    out.push("HEAD");
+                }
+            }
+        }
+        out
+    }
+
+    /// True when some route's template fits `path`.
+    pub fn knows(&self, path: &str) -> bool {
+        self.routes.iter().any(|r| template_fits(&r.path, path))
+    }
+}
+
+fn method_name(m: &str) -> Option<&'static str> {
+    ["GET", "POST", "PUT", "PATCH", "DELETE"]
+        .into_iter()
+        .find(|known| *known == m)
+}
+
+/// `/v1/teams/{uuid}/` fits `/v1/teams/abc/` (a placeholder takes one non-empty segment).
+fn template_fits(template: &str, path: &str) -> bool {
+    let mut t = template.split('/');
+    let mut p = path.split('/');
+    loop {
+        match (t.next(), p.next()) {
+            (None, None) => return true,
+            (Some(ts), Some(ps)) if ts.starts_with('{') && !ps.is_empty() => {}
+            (Some(ts), Some(ps)) if ts == ps => {}
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::routes::registry;
+
+    #[test]
+    fn templates_fit_paths_segment_by_segment() {
+        assert!(template_fits("/v1/teams/{uuid}/", "/v1/teams/abc/"));
+        assert!(!template_fits("/v1/teams/{uuid}/", "/v1/teams//"));
+        assert!(!template_fits(
+            "/v1/teams/{uuid}/",
+            "/v1/teams/abc/members/"
+        ));
+        assert!(template_fits("/v1/me/", "/v1/me/"));
+    }
+
+    #[test]
+    fn every_route_is_registered_once() {
+        let mut seen = std::collections::HashSet::new();
+        for r in registry().routes() {
+            assert!(
+                seen.insert((r.method, r.path.clone())),
+                "{} {} twice",
+                r.method,
+                r.path
+            );
+        }
+        assert!(registry().routes().len() > 40);
+    }
+
+    #[test]
+    fn policies_are_found_as_the_router_finds_routes() {
+        let r = registry();
+        let get = |m: &str, p: &str| r.policy_for(m, p);
+        assert_eq!(get("GET", "/v1/me/").unwrap().cli, CliAccess::AnyPlan);
+        assert_eq!(get("HEAD", "/v1/me/"), get("GET", "/v1/me/"));
+        // A fixed segment wins over a placeholder registered after it.
+        let all = get("GET", "/v1/pending-invitations/all/").unwrap();
+        assert_eq!(all, get("GET", "/v1/pending-invitations/x/").unwrap());
+        assert!(get("GET", "/v1/teams/x/members/y/").unwrap().admin_only);
+        assert!(!get("GET", "/v1/teams/x/members/").unwrap().admin_only);
+        assert!(get("POST", "/v1/me/").is_none());
+        assert!(get("GET", "/v1/nowhere/").is_none());
+    }
+
+    #[test]
+    fn allowed_methods_include_head_with_get() {
+        let allowed = registry().allowed_methods("/v1/teams/abc/");
+        for m in ["GET", "HEAD", "PATCH", "DELETE"] {
+            assert!(allowed.contains(&m), "{allowed:?}");
+        }
+        assert!(!allowed.contains(&"POST"));
+    }
+}

@@ -1,0 +1,157 @@
+//! Views that several route modules share, and the timestamp format of every view.
+
+use serde::Serialize;
+use teamcomm_kernel::UserId;
+use teamcomm_messaging::Channel;
+use teamcomm_org::{Invitation, User};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use utoipa::ToSchema;
+
+/// Formats a timestamp as ISO 8601 (RFC 3339) in UTC.
+pub fn iso(t: OffsetDateTime) -> String {
+    t.to_offset(time::UtcOffset::UTC)
+        .format(&Rfc3339)
+        .unwrap_or_default()
+}
+
+/// A person of the organization. `email` only with `include_email=true`. Borrows from the
+/// [`User`] it shows: a directory page serialises without copying its strings.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserView<'a> {
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub id: UserId,
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub uuid: UserId,
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub full_name: FullName<'a>,
+    pub first_name: &'a str,
+    pub last_name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<&'a str>,
+    pub role: &'static str,
+    pub is_active: bool,
+    pub timezone: &'a str,
+    pub occupation: &'a str,
+    pub image: Option<&'a str>,
+    /// `MM-DD`.
+    pub birth_date: Option<&'a str>,
+    /// `YYYY-MM-DD`: when the person joined; its yearly return is the work anniversary.
+    #[schema(value_type = Option<String>)]
+    #[serde(serialize_with = "as_display_opt")]
+    pub work_anniversary: Option<time::Date>,
+}
+
+/// "First Last", written straight into the output.
+#[derive(Debug, Clone, Copy)]
+pub struct FullName<'a>(&'a User);
+
+impl std::fmt::Display for FullName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (first, last) = (self.0.first_name.trim(), self.0.last_name.trim());
+        match (first.is_empty(), last.is_empty()) {
+            (false, false) => write!(f, "{first} {last}"),
+            (false, true) => f.write_str(first),
+            _ => f.write_str(last),
+        }
+    }
+}
+
+fn as_display<S: serde::Serializer>(v: &impl std::fmt::Display, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn as_display_opt<S: serde::Serializer>(
+    v: &Option<impl std::fmt::Display>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+impl<'a> UserView<'a> {
+    pub fn new(u: &'a User, include_email: bool) -> Self {
+        UserView {
+            id: u.id,
+            uuid: u.id,
+            full_name: FullName(u),
+            first_name: &u.first_name,
+            last_name: &u.last_name,
+            email: include_email.then_some(u.email.as_str()),
+            role: u.role.as_str(),
+            is_active: u.is_active,
+            timezone: &u.timezone,
+            occupation: &u.occupation,
+            image: u.image.as_deref(),
+            birth_date: u.birth_date.as_deref(),
+            work_anniversary: u.work_anniversary,
+        }
+    }
+}
+
+/// A pending invitation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvitationView {
+    pub id: String,
+    pub uuid: String,
+    /// The e-mail or chat-platform id invited.
+    pub identifier: String,
+    pub email: Option<String>,
+    pub is_guest: bool,
+    pub joinable_team_uuids: Vec<String>,
+    pub joinable_followup_uuids: Vec<String>,
+    pub invited_by: Option<String>,
+    pub resend_count: i32,
+    pub created_at: String,
+}
+
+impl From<&Invitation> for InvitationView {
+    fn from(i: &Invitation) -> Self {
+        InvitationView {
+            id: i.id.to_string(),
+            uuid: i.id.to_string(),
+            identifier: i.identifier.clone(),
+            email: i.is_email.then(|| i.identifier.clone()),
+            is_guest: i.is_guest,
+            joinable_team_uuids: i.team_ids.iter().map(ToString::to_string).collect(),
+            joinable_followup_uuids: i.followup_ids.iter().map(ToString::to_string).collect(),
+            invited_by: i.invited_by.map(|u| u.to_string()),
+            resend_count: i.resend_count,
+            created_at: iso(i.created_at),
+        }
+    }
+}
+
+/// Invitations created or resent.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvitedUsers {
+    pub count: usize,
+    pub members: Vec<InvitationView>,
+}
+
+/// A chat channel usable in `report_channels`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChannelView {
+    pub id: String,
+    pub name: String,
+    pub platform: String,
+    /// `channel`, `private_channel`, `group_chat` or `direct_message`.
+    #[serde(rename = "type")]
+    pub channel_type: String,
+}
+
+impl From<&Channel> for ChannelView {
+    fn from(c: &Channel) -> Self {
+        ChannelView {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            platform: c.platform.clone(),
+            channel_type: c.channel_type.as_str().to_owned(),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The OpenAPI document and the parsers agree, for every operation with a JSON body: a body
+//! built from the document's required fields alone is accepted by the parser, and leaving out any
+//! one required field is refused with that field named. So a field is required in the document
+//! exactly when the endpoint refuses its absence.
+
+use serde_json::{Map, Value, json};
+use teamcomm_tests::{OPERATOR_TOKEN, TestApp};
+
+const ANY_ID: &str = "0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
+
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => {
+            let name = r.trim_start_matches("#/components/schemas/");
+            resolve(doc, &doc["components"]["schemas"][name])
+        }
+        None => schema,
+    }
+}
+
+/// A value the schema documents as valid: its example, else its first enumerated value, else
+/// one of its type and format.
+fn sample(doc: &Value, schema: &Value) -> Value {
+    let schema = resolve(doc, schema);
+    if let Some(e) = schema.get("example") {
+        return e.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.as_array()?.first()) {
+        return first.clone();
+    }
+    for key in ["oneOf", "anyOf", "allOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            let branch = branches
+                .iter()
+                .find(|b| b.get("type") != Some(&json!("null")))
+                .unwrap_or(&branches[0]);
+            return sample(doc, branch);
+        }
+    }
+    let ty = match &schema["type"] {
+        Value::String(t) => t.clone(),
+        Value::Array(ts) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null")
+            .to_owned(),
+        _ => "object".to_owned(),
+    };
+    match ty.as_str() {
+        "string" => json!(match schema["format"].as_str() {
+            Some("uuid") => ANY_ID,
+            Some("date") => "2026-01-02",
+            Some("date-time") => "2030-01-02T03:04:05Z",
+            Some("email") => "someone@example.com",
+            _ => "Sample",
+        }),
+        "integer" | "number" => schema.get("minimum").cloned().unwrap_or(json!(1)),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "null" => Value::Null,
+        _ => Value::Object(required_sample(doc, schema)),
+    }
+}
+
+fn required_fields(schema: &Value) -> Vec<String> {
+    schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn required_sample(doc: &Value, schema: &Value) -> Map<String, Value> {
+    required_fields(schema)
+        .into_iter()
+        .map(|f| {
+            let v = sample(doc, &schema["properties"][&f]);
+            (f, v)
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn required_fields_are_exactly_those_whose_absence_is_refused() {
+    let app = TestApp::spawn().await;
+    let (_, _, session, key) = app.org_with_admin_key("business").await;
+    let operator = format!("Bearer {OPERATOR_TOKEN}");
+    let doc = app.send("GET", "/v1/openapi.json", &[], None).await.body;
+    let mut bodies = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let Some(schema) = op["requestBody"]["content"]["application/json"].get("schema")
+            else {
+                continue;
+            };
+            bodies += 1;
+            let schema = resolve(&doc, schema);
+            let concrete = path
+                .split('/')
+                .map(|s| if s.starts_with('{') { ANY_ID } else { s })
+                .collect::<Vec<_>>()
+                .join("/");
+            let auth: (&str, &str) = if path.starts_with("/operator/") {
+                ("Authorization", &operator)
+            } else if path.starts_with("/api/org/") {
+                ("Authorization", &session)
+            } else {
+                ("X-API-KEY", &key)
+            };
+            let method_name = method.to_uppercase();
+            let headers = [auth];
+            let send = |body: Value| app.send(&method_name, &concrete, &headers, Some(body));
+            let minimal = required_sample(&doc, schema);
+            let r = send(Value::Object(minimal.clone())).await;
+            assert!(
+                !(r.status == 400
+                    && ["params_validation_error", "unknown_field", "parse_error"]
+                        .contains(&r.code())),
+                "{method} {path}: the documented body {minimal:?} was refused: {}",
+                r.text
+            );
+            for field in required_fields(schema) {
+                let mut without = minimal.clone();
+                without.remove(&field);
+                let r = send(Value::Object(without)).await;
+                assert_eq!(r.status, 400, "{method} {path} without {field}: {}", r.text);
+                assert!(
+                    r.body["errors"][&field].is_array(),
+                    "{method} {path} without {field} does not name it: {}",
+                    r.text
+                );
+            }
+        }
+    }
+    assert!(bodies >= 12, "only {bodies} bodies documented");
+}
+
+#[actix_web::test]
+async fn unknown_fields_and_every_bad_field_are_reported() {
+    let app = TestApp::spawn().await;
+    let (_, _, session, _) = app.org_with_admin_key("business").await;
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"name": "k", "colour": "red"})),
+        )
+        .await;
+    r.assert_error(400, "unknown_field");
+    assert_eq!(r.body["extra"]["parameter"], "colour");
+    let r = app
+        .keys(
+            "POST",
+            "/api/org/api-keys/",
+            &session,
+            Some(json!({"is_agent_key": "yes", "scopes": "all", "expiration": "soon"})),
+        )
+        .await;
+    r.assert_error(400, "params_validation_error");
+    let named: Vec<&String> = r.body["errors"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        named,
+        ["expiration", "is_agent_key", "name", "scopes"],
+        "{}",
+        r.text
+    );
+}

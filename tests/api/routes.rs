@@ -1,0 +1,262 @@
+//! The route table's policies, checked over HTTP for every registered route: the spec's
+//! "Authentication method matrix", the free-plan CLI allow-list, admin-only routes, HEAD.
+
+use serde_json::json;
+use teamcomm_api::policy::{Credentials, Route};
+use teamcomm_api::routes::registry;
+use teamcomm_keys::CliAccess;
+use teamcomm_tests::TestApp;
+
+const ANY_ID: &str = "0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
+
+/// A concrete path for a route template (every placeholder an id that names nothing).
+fn concrete(r: &Route) -> String {
+    r.path
+        .split('/')
+        .map(|s| if s.starts_with('{') { ANY_ID } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn general_routes() -> impl Iterator<Item = &'static Route> {
+    registry()
+        .routes()
+        .iter()
+        .filter(|r| r.policy.credentials == Credentials::ApiKeyOrCli)
+}
+
+/// An operator-issued CLI token for a new user of `org`.
+async fn cli_token(app: &TestApp, org: &str, role: &str) -> String {
+    let user = app.create_user(org, role).await;
+    let r = app
+        .operator(
+            "POST",
+            &format!("/operator/v1/users/{user}/cli-tokens/"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    format!("Bearer {}", r.body["token"].as_str().unwrap())
+}
+
+#[actix_web::test]
+async fn every_general_route_refuses_a_request_without_credentials() {
+    let app = TestApp::spawn().await;
+    let mut checked = 0;
+    for r in general_routes() {
+        let res = app.send(r.method, &concrete(r), &[], None).await;
+        assert_eq!(
+            (res.status, res.code()),
+            (401, "credential_absent"),
+            "{} {}",
+            r.method,
+            r.path
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} general routes");
+}
+
+#[actix_web::test]
+async fn free_plan_cli_sessions_reach_only_the_allow_list() {
+    let app = TestApp::spawn().await;
+    let org = app.create_org("free").await;
+    let token = cli_token(&app, &org, "admin").await;
+    for r in general_routes() {
+        let res = app
+            .send(
+                r.method,
+                &concrete(r),
+                &[("Authorization", &token)],
+                Some(json!({})),
+            )
+            .await;
+        let upgrade = res.status == 403 && res.code() == "plan_upgrade_required";
+        assert_eq!(
+            upgrade,
+            r.policy.cli != CliAccess::AnyPlan,
+            "{} {}: {} {}",
+            r.method,
+            r.path,
+            res.status,
+            res.text
+        );
+        if upgrade {
+            assert!(
+                res.body["upgrade_url"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("/billing/plans")
+            );
+        }
+    }
+}
+
+#[actix_web::test]
+async fn the_directory_is_read_only_to_paid_cli_sessions() {
+    let app = TestApp::spawn().await;
+    let org = app.create_org("business").await;
+    let token = cli_token(&app, &org, "admin").await;
+    for r in general_routes() {
+        let res = app
+            .send(
+                r.method,
+                &concrete(r),
+                &[("Authorization", &token)],
+                Some(json!({})),
+            )
+            .await;
+        let refused = res.status == 403 && res.code() == "insufficient_scope";
+        assert_eq!(
+            refused,
+            r.policy.cli == CliAccess::Refused,
+            "{} {}: {} {}",
+            r.method,
+            r.path,
+            res.status,
+            res.text
+        );
+    }
+}
+
+#[actix_web::test]
+async fn admin_only_routes_refuse_members_before_anything_else() {
+    let app = TestApp::spawn().await;
+    let (org, admin, session, _) = app.org_with_admin_key("business").await;
+    let member = app.create_user(&org, "member").await;
+    let (_, member_key) = app
+        .create_key(&session, json!({"name": "m", "for_user_id": member}))
+        .await;
+    let _ = admin;
+    let mut admin_only = 0;
+    for r in general_routes().filter(|r| r.policy.admin_only) {
+        let res = app
+            .send(
+                r.method,
+                &concrete(r),
+                &[("X-API-KEY", &member_key)],
+                Some(json!({})),
+            )
+            .await;
+        res.assert_error(403, "org_admin_required");
+        admin_only += 1;
+    }
+    // The spec's list: team members (GET, PUT, PATCH, DELETE) and team invite, plus the
+    // pending invitations and team authoring, which only admins may do here.
+    assert!(admin_only >= 5, "{admin_only}");
+}
+
+#[test]
+fn the_matrix_of_the_spec_is_the_table() {
+    let policy = |method: &str, path: &str| {
+        registry()
+            .routes()
+            .iter()
+            .find(|r| r.method == method && r.path == path)
+            .unwrap_or_else(|| panic!("{method} {path} is not registered"))
+            .policy
+    };
+    // Free-plan allow-list among the routes that exist today.
+    for (m, p) in [("GET", "/v1/me/"), ("GET", "/v1/organization/")] {
+        assert_eq!(policy(m, p).cli, CliAccess::AnyPlan, "{m} {p}");
+    }
+    // "Y (read)": the directory is readable, not writable, from the CLI.
+    for r in general_routes().filter(|r| {
+        ["/v1/organization/", "/v1/users/", "/v1/teams/"]
+            .iter()
+            .any(|g| r.path.starts_with(g))
+    }) {
+        assert_eq!(
+            r.policy.cli == CliAccess::Refused,
+            r.method != "GET",
+            "{} {}",
+            r.method,
+            r.path
+        );
+    }
+    // Admin-only endpoints of the spec.
+    for (m, p) in [
+        ("GET", "/v1/teams/{uuid}/members/{user}/"),
+        ("PUT", "/v1/teams/{uuid}/members/{user}/"),
+        ("PATCH", "/v1/teams/{uuid}/members/{user}/"),
+        ("DELETE", "/v1/teams/{uuid}/members/{user}/"),
+        ("POST", "/v1/teams/{uuid}/invite/"),
+    ] {
+        assert!(policy(m, p).admin_only, "{m} {p}");
+    }
+    // Key management takes a web session; provisioning the operator token.
+    assert_eq!(
+        policy("POST", "/api/org/api-keys/").credentials,
+        Credentials::Session
+    );
+    assert_eq!(
+        policy("POST", "/operator/v1/organizations/").credentials,
+        Credentials::Operator
+    );
+    // Invitations spend their own budget.
+    for (m, p) in [
+        ("POST", "/v1/invite-user/"),
+        ("POST", "/v1/teams/{uuid}/invite/"),
+    ] {
+        assert_eq!(
+            policy(m, p).rate,
+            Some(teamcomm_keys::RateScope::Invitations)
+        );
+    }
+}
+
+#[actix_web::test]
+async fn head_is_served_wherever_get_is() {
+    let app = TestApp::spawn().await;
+    let (_, _, _, key) = app.org_with_admin_key("business").await;
+    let get = app.get_with_key("/v1/me/", &key).await;
+    let head = app
+        .send("HEAD", "/v1/me/", &[("X-API-KEY", &key)], None)
+        .await;
+    assert_eq!(head.status, 200);
+    assert!(head.text.is_empty(), "HEAD has no body: {}", head.text);
+    assert_eq!(head.header("content-type"), get.header("content-type"));
+    let head = app
+        .send("HEAD", "/v1/users", &[("X-API-KEY", &key)], None)
+        .await;
+    assert_eq!(head.status, 200);
+    // A path served only with POST answers 405 to HEAD, and says what it allows.
+    let r = app
+        .send("HEAD", "/v1/invite-user/", &[("X-API-KEY", &key)], None)
+        .await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("POST"));
+    let r = app
+        .send("POST", "/v1/me/", &[("X-API-KEY", &key)], None)
+        .await;
+    r.assert_error(405, "method_not_allowed");
+    assert_eq!(r.header("allow"), Some("GET, HEAD"));
+}
+
+#[actix_web::test]
+async fn team_invite_aliases_are_validated_and_nothing_is_stored() {
+    let app = TestApp::spawn().await;
+    let (_, _, _, key) = app.org_with_admin_key("business").await;
+    let team = app
+        .send(
+            "POST",
+            "/v1/teams/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"name": "A"})),
+        )
+        .await;
+    let path = format!("/v1/teams/{}/invite/", team.body["uuid"].as_str().unwrap());
+    let r = app
+        .send(
+            "POST",
+            &path,
+            &[("X-API-KEY", &key)],
+            Some(json!({"user_uuids": ["../../etc/passwd"], "emails": ["not-an-email"]})),
+        )
+        .await;
+    r.assert_error(400, "params_validation_error");
+    assert!(r.body["errors"]["user_uuids.0"].is_array(), "{}", r.text);
+    assert!(r.body["errors"]["emails.0"].is_array(), "{}", r.text);
+    let pending = app.get_with_key("/v1/pending-invitations/all/", &key).await;
+    assert_eq!(pending.body["count"], 0, "{}", pending.text);
+}
