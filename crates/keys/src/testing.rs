@@ -235,7 +235,7 @@ fn check_stored_suffix(suffix: &str) -> Result<(), RepoError> {
 
 /// Newest first, ties broken by id, as `api_keys_org_idx` serves it.
 fn newest_first(a: &StoredKey, b: &StoredKey) -> std::cmp::Ordering {
-    (a.created_at, a.id).cmp(&(b.created_at, b.id))
+    (b.created_at, b.id).cmp(&(a.created_at, a.id))
 }
 
 fn page_window(len: usize, page: PageRequest) -> std::ops::Range<usize> {
