@@ -6,52 +6,9 @@
 use teamcomm_kernel::{ApiKeyId, OrgId, TeamId};
 use teamcomm_keys::{NewKeyRecord, Scope, Secret, SecretKind};
 use teamcomm_messaging::NewChannel;
-use teamcomm_org::{NewInvitation, NewOrganization, OrganizationPatch};
-use time::macros::date;
 use time::{Duration, OffsetDateTime};
 
-use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check, micros};
-
-mod stored_bounds {
-    use super::*;
-
-    contract_gap!(in_memory lags: "the in-memory org, team, invitation and mood repositories do not apply the tables' CHECK constraints (name and identifier lengths, score range)", values_outside_the_tables_checks_are_refused);
-
-    pub(super) async fn values_outside_the_tables_checks_are_refused(p: Ports) {
-        let mut blank = NewOrganization::new("Acme", "free", None, None, None).unwrap();
-        blank.name = String::new();
-        assert_refused_by_check(p.orgs.create_organization(&blank).await);
-        let org = p.org("Acme").await;
-        let long = OrganizationPatch {
-            name: Some("x".repeat(201)),
-            ..OrganizationPatch::default()
-        };
-        assert_refused_by_check(p.orgs.update_organization(org.id, &long).await);
-        assert_refused_by_check(p.teams.create_team(org.id, "", &[]).await);
-        assert_refused_by_check(p.teams.create_team(org.id, &"x".repeat(201), &[]).await);
-        let team = p.teams.create_team(org.id, "Core", &[]).await.unwrap();
-        assert_refused_by_check(p.teams.update_team(org.id, team.id, Some(""), None).await);
-        for identifier in [String::new(), "x".repeat(255)] {
-            let new = NewInvitation {
-                identifier,
-                is_email: false,
-                is_guest: false,
-                team_ids: vec![],
-                followup_ids: vec![],
-                invited_by: None,
-            };
-            assert_refused_by_check(p.invitations.upsert_invitation(org.id, &new).await);
-        }
-        let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
-        for score in [0, 6] {
-            assert_refused_by_check(
-                p.moods
-                    .insert_mood(org.id, ann.id, date!(2026 - 11 - 20), score)
-                    .await,
-            );
-        }
-    }
-}
+use crate::ports::{Ports, assert_conflict, assert_not_found, micros};
 
 mod channel_organizations {
     use super::*;

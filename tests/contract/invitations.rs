@@ -6,7 +6,7 @@ use teamcomm_kernel::{OrgId, PageRequest, TeamId, UserId};
 use teamcomm_org::{Invitation, InvitationKind, NewInvitation, Organization};
 use uuid::Uuid;
 
-use crate::ports::{Ports, assert_conflict, assert_not_found};
+use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
 
 contract!(
     an_invitation_reads_back_as_created,
@@ -15,6 +15,7 @@ contract!(
     invitations_are_scoped_by_organization_and_kind,
     a_revoked_invitation_is_gone,
     invitations_refuse_unknown_organizations_and_inviters,
+    identifiers_outside_the_stored_bounds_are_refused,
 );
 
 fn invite(identifier: &str, is_guest: bool) -> NewInvitation {
@@ -278,4 +279,20 @@ async fn invitations_refuse_unknown_organizations_and_inviters(p: Ports) {
         "invitations_invited_by_id_fkey",
     );
     assert_eq!(list(&p, org.id, InvitationKind::All, 0, 25).await.0, 0);
+}
+
+async fn identifiers_outside_the_stored_bounds_are_refused(p: Ports) {
+    let org = p.org("Acme").await;
+    for identifier in [String::new(), "x".repeat(255)] {
+        assert_refused_by_check(
+            p.invitations
+                .upsert_invitation(org.id, &invite(&identifier, false))
+                .await,
+        );
+    }
+    assert_eq!(
+        list(&p, org.id, InvitationKind::All, 0, 25).await,
+        (0, vec![])
+    );
+    upsert(&p, &org, &invite(&"x".repeat(254), false)).await;
 }

@@ -3,11 +3,12 @@
 use teamcomm_kernel::{OrgId, UserId};
 use time::macros::date;
 
-use crate::ports::{Ports, assert_conflict};
+use crate::ports::{Ports, assert_conflict, assert_refused_by_check};
 
 contract!(
     a_score_reads_back_and_is_kept_once_a_day,
     scores_refuse_unknown_people_and_organizations,
+    scores_outside_the_stored_range_are_refused,
 );
 
 async fn a_score_reads_back_and_is_kept_once_a_day(p: Ports) {
@@ -70,5 +71,15 @@ async fn scores_refuse_unknown_people_and_organizations(p: Ports) {
         p.moods.insert_mood(OrgId::new(), ann.id, day, 3).await,
         "mood_entries_organization_id_fkey",
     );
+    assert_eq!(p.moods.get_mood(ann.id, day).await.unwrap(), None);
+}
+
+async fn scores_outside_the_stored_range_are_refused(p: Ports) {
+    let org = p.org("Acme").await;
+    let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
+    let day = date!(2026 - 11 - 20);
+    for score in [0, 6, -1] {
+        assert_refused_by_check(p.moods.insert_mood(org.id, ann.id, day, score).await);
+    }
     assert_eq!(p.moods.get_mood(ann.id, day).await.unwrap(), None);
 }

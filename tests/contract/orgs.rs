@@ -7,7 +7,7 @@ use teamcomm_org::{
 };
 use time::macros::date;
 
-use crate::ports::{Ports, assert_conflict, assert_not_found};
+use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
 
 contract!(
     an_organization_reads_back_as_created_and_updated,
@@ -20,6 +20,7 @@ contract!(
     profile_updates_change_only_the_given_fields,
     operator_updates_reach_people_of_any_organization,
     important_dates_list_only_people_who_have_one,
+    organization_names_outside_the_stored_bounds_are_refused,
 );
 
 fn emails(users: &[User]) -> Vec<&str> {
@@ -418,4 +419,22 @@ async fn important_dates_list_only_people_who_have_one(p: Ports) {
         .await
         .unwrap();
     assert!(e.is_empty());
+}
+
+async fn organization_names_outside_the_stored_bounds_are_refused(p: Ports) {
+    let mut blank = NewOrganization::new("Acme", "free", None, None, None).unwrap();
+    blank.name = String::new();
+    assert_refused_by_check(p.orgs.create_organization(&blank).await);
+    assert!(p.orgs.is_empty().await.unwrap());
+    let org = p.org("Acme").await;
+    let long = OrganizationPatch {
+        name: Some("x".repeat(201)),
+        ..OrganizationPatch::default()
+    };
+    assert_refused_by_check(p.orgs.update_organization(org.id, &long).await);
+    let longest = OrganizationPatch {
+        name: Some("é".repeat(200)),
+        ..OrganizationPatch::default()
+    };
+    p.orgs.update_organization(org.id, &longest).await.unwrap();
 }

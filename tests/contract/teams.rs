@@ -3,7 +3,7 @@
 use teamcomm_kernel::{PageRequest, TeamId, UserId};
 use teamcomm_org::{Organization, Team, TeamFilter, TeamRole, User};
 
-use crate::ports::{Ports, assert_conflict, assert_not_found};
+use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
 
 contract!(
     a_team_reads_back_with_its_in_organization_members,
@@ -15,6 +15,7 @@ contract!(
     members_list_by_name_with_counts_and_pages,
     removing_a_member_takes_them_out,
     memberships_refuse_unknown_teams_and_people,
+    team_names_outside_the_stored_bounds_are_refused,
 );
 
 struct Fixture {
@@ -406,4 +407,25 @@ async fn memberships_refuse_unknown_teams_and_people(p: Ports) {
             .members_count,
         0
     );
+}
+
+async fn team_names_outside_the_stored_bounds_are_refused(p: Ports) {
+    let f = fixture(&p).await;
+    assert_refused_by_check(p.teams.create_team(f.org.id, "", &[]).await);
+    assert_refused_by_check(
+        p.teams
+            .create_team(f.org.id, &"x".repeat(201), &[f.ann.id])
+            .await,
+    );
+    assert_eq!(
+        list(&p, &f.org, TeamFilter::default(), 0, 25).await,
+        (0, vec![])
+    );
+    let team = p
+        .teams
+        .create_team(f.org.id, &"é".repeat(200), &[])
+        .await
+        .unwrap();
+    assert_refused_by_check(p.teams.update_team(f.org.id, team.id, Some(""), None).await);
+    assert_eq!(p.teams.get_team(f.org.id, team.id).await.unwrap(), team);
 }
