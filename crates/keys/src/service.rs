@@ -827,6 +827,41 @@ mod tests {
         assert_eq!(principal.org.plan, teamcomm_org::PlanTier::Free);
     }
 
+    // ------------------------------------------------------------ web sessions
+
+    #[tokio::test]
+    async fn a_session_resolves_to_its_active_person_and_organization() {
+        let w = World::on_plan("free").await;
+        let (user, org) = w.service.session_user(w.org.id, w.guest.id).await.unwrap();
+        assert_eq!(user, w.guest);
+        assert_eq!(org.id, w.org.id);
+        assert_eq!(w.keys.port_calls(), 0, "sessions never read keys");
+    }
+
+    #[tokio::test]
+    async fn a_session_of_a_missing_deactivated_or_moved_person_is_invalid_credentials() {
+        let w = World::new().await;
+        w.set_active(&w.member, false).await;
+        let e = refused(
+            w.service.session_user(w.org.id, w.member.id).await,
+            ErrorCode::InvalidCredentials,
+        );
+        assert_eq!(e.status(), 401);
+        refused(
+            w.service.session_user(w.org.id, UserId::new()).await,
+            ErrorCode::InvalidCredentials,
+        );
+        // A token naming another organization than the person's.
+        refused(
+            w.service
+                .session_user(w.other_admin.org_id, w.admin.id)
+                .await,
+            ErrorCode::InvalidCredentials,
+        );
+        w.set_active(&w.member, true).await;
+        w.service.session_user(w.org.id, w.member.id).await.unwrap();
+    }
+
     // ------------------------------------------------------------ creating keys
 
     #[tokio::test]
