@@ -4,25 +4,26 @@
 //! The rule tests of the services trust the in-memory adapters because of this suite.
 
 /// Runs each named behaviour against both adapters: `in_memory::<name>` and `postgres::<name>`.
+/// With `with caches:` also against Postgres behind the app's cache decorators
+/// (`postgres_cached::<name>`), which must answer exactly like what they wrap.
 macro_rules! contract {
+    (@module $module:ident, $ports:expr, $($behaviour:ident),+) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $behaviour() {
+                    super::$behaviour($ports).await;
+                }
+            )+
+        }
+    };
+    (with caches: $($behaviour:ident),+ $(,)?) => {
+        contract!($($behaviour),+);
+        contract!(@module postgres_cached, crate::ports::Ports::postgres_cached().await, $($behaviour),+);
+    };
     ($($behaviour:ident),+ $(,)?) => {
-        mod in_memory {
-            $(
-                #[tokio::test]
-                async fn $behaviour() {
-                    super::$behaviour(crate::ports::Ports::in_memory()).await;
-                }
-            )+
-        }
-
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $behaviour() {
-                    super::$behaviour(crate::ports::Ports::postgres().await).await;
-                }
-            )+
-        }
+        contract!(@module in_memory, crate::ports::Ports::in_memory(), $($behaviour),+);
+        contract!(@module postgres, crate::ports::Ports::postgres().await, $($behaviour),+);
     };
 }
 

@@ -10,6 +10,7 @@ use time::macros::date;
 use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
 
 contract!(
+    with caches:
     an_organization_reads_back_as_created_and_updated,
     a_person_reads_back_as_created,
     e_mails_are_unique_per_organization_whatever_their_case,
@@ -20,6 +21,7 @@ contract!(
     profile_updates_change_only_the_given_fields,
     operator_updates_reach_people_of_any_organization,
     important_dates_list_only_people_who_have_one,
+    writes_are_seen_by_the_next_read,
     organization_names_outside_the_stored_bounds_are_refused,
 );
 
@@ -437,4 +439,65 @@ async fn organization_names_outside_the_stored_bounds_are_refused(p: Ports) {
         ..OrganizationPatch::default()
     };
     p.orgs.update_organization(org.id, &longest).await.unwrap();
+}
+
+async fn writes_are_seen_by_the_next_read(p: Ports) {
+    let org = p.org("Acme").await;
+    let page = PageRequest::default();
+    let all = UserFilter::default();
+    let active = UserFilter {
+        is_active: Some(true),
+        ..UserFilter::default()
+    };
+    let list = |filter: &UserFilter| {
+        let orgs = p.orgs.clone();
+        let filter = filter.clone();
+        async move {
+            let page = orgs.list_users(org.id, &filter, page).await.unwrap();
+            let names: Vec<(String, Role)> = page
+                .results
+                .into_iter()
+                .map(|u| (u.full_name(), u.role))
+                .collect();
+            (page.count, names)
+        }
+    };
+    assert_eq!(list(&all).await, (0, vec![]));
+    assert_eq!(list(&active).await, (0, vec![]));
+    let ann = p.user(&org, "ann@acme.test", "Ann", "Adams").await;
+    let joined = (1, vec![("Ann Adams".to_owned(), Role::Member)]);
+    assert_eq!(list(&all).await, joined);
+    assert_eq!(list(&active).await, joined);
+
+    let rename = ProfilePatch {
+        first_name: Some("Anna".to_owned()),
+        role: Some(Role::Admin),
+        ..ProfilePatch::default()
+    };
+    p.orgs
+        .update_profile(org.id, ann.id, &rename)
+        .await
+        .unwrap();
+    let renamed = (1, vec![("Anna Adams".to_owned(), Role::Admin)]);
+    assert_eq!(list(&all).await, renamed);
+    assert_eq!(list(&active).await, renamed);
+
+    let off = UserPatch::new(Some(false), None).unwrap();
+    p.orgs.update_user(ann.id, &off).await.unwrap();
+    assert_eq!(list(&active).await, (0, vec![]));
+    assert!(!p.orgs.get_user(org.id, ann.id).await.unwrap().is_active);
+
+    // The plan gate's snapshot follows a plan change made through the repository.
+    assert_eq!(
+        p.snapshots.organization(org.id).await.unwrap().plan,
+        PlanTier::Business
+    );
+    let downgrade = OrganizationPatch::new(None, Some("free"), None, None, None).unwrap();
+    p.orgs
+        .update_organization(org.id, &downgrade)
+        .await
+        .unwrap();
+    let snapshot = p.snapshots.organization(org.id).await.unwrap();
+    assert_eq!(snapshot.plan, PlanTier::Free);
+    assert!(snapshot.check_api_key_eligibility().is_err());
 }

@@ -1,14 +1,16 @@
 //! The ports under contract, built over one store: in memory, or a fresh Postgres database.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use diesel::sql_types::{Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use teamcomm_cache::{OrgSnapshotCache, PeoplePageCache};
 use teamcomm_forms::testing::InMemoryTemplateRepository;
 use teamcomm_forms::{Template, TemplateRepository};
 use teamcomm_kernel::RepoError;
-use teamcomm_keys::KeyRepository;
-use teamcomm_keys::testing::InMemoryKeyRepository;
+use teamcomm_keys::testing::{InMemoryKeyRepository, UncachedOrgSnapshots};
+use teamcomm_keys::{KeyRepository, OrgSnapshots};
 use teamcomm_messaging::ChannelRepository;
 use teamcomm_messaging::testing::InMemoryChannelRepository;
 use teamcomm_org::testing::InMemoryOrgPorts;
@@ -31,6 +33,8 @@ pub struct Ports {
     pub templates: Arc<dyn TemplateRepository>,
     pub channels: Arc<dyn ChannelRepository>,
     pub keys: Arc<dyn KeyRepository>,
+    /// Organization snapshots as the plan gate reads them.
+    pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
 }
 
@@ -47,6 +51,7 @@ impl Ports {
         let templates = Arc::new(InMemoryTemplateRepository::new());
         Ports {
             keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
+            snapshots: Arc::new(UncachedOrgSnapshots::new(org.people.clone())),
             orgs: org.people,
             teams: org.teams,
             invitations: org.invitations,
@@ -58,10 +63,39 @@ impl Ports {
     }
 
     pub async fn postgres() -> Ports {
+        Ports::over_postgres(|orgs| {
+            let snapshots: Arc<dyn OrgSnapshots> =
+                Arc::new(UncachedOrgSnapshots::new(orgs.clone()));
+            (orgs, snapshots)
+        })
+        .await
+    }
+
+    /// Postgres behind the cache decorators, composed as the app composes them
+    /// (`crates/api/src/state.rs`), with time-to-lives far longer than a test.
+    pub async fn postgres_cached() -> Ports {
+        Ports::over_postgres(|orgs| {
+            let ttl = Duration::from_secs(600);
+            let pages: Arc<dyn OrgRepository> = Arc::new(PeoplePageCache::new(orgs, ttl));
+            let cached = Arc::new(OrgSnapshotCache::new(pages, ttl));
+            (
+                cached.clone() as Arc<dyn OrgRepository>,
+                cached as Arc<dyn OrgSnapshots>,
+            )
+        })
+        .await
+    }
+
+    /// The Postgres adapters on a fresh database; `wrap` decorates the organization repository.
+    async fn over_postgres(
+        wrap: impl FnOnce(Arc<dyn OrgRepository>) -> (Arc<dyn OrgRepository>, Arc<dyn OrgSnapshots>),
+    ) -> Ports {
         let db = TestDb::new().await;
         let database = Database::connect(&db.url, 4).expect("pool");
+        let (orgs, snapshots) = wrap(Arc::new(PgOrgRepository::new(database.clone())));
         Ports {
-            orgs: Arc::new(PgOrgRepository::new(database.clone())),
+            orgs,
+            snapshots,
             teams: Arc::new(PgTeamRepository::new(database.clone())),
             invitations: Arc::new(PgInvitationRepository::new(database.clone())),
             moods: Arc::new(PgMoodRepository::new(database.clone())),
