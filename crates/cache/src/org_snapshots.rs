@@ -141,10 +141,13 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use teamcomm_kernel::{ErrorCode, OrgId};
+    use teamcomm_kernel::{ErrorCode, OrgId, Page, PageRequest, RepoError, UserId};
     use teamcomm_keys::OrgSnapshots;
     use teamcomm_org::testing::InMemoryOrgRepository;
-    use teamcomm_org::{NewOrganization, OrgRepository, OrganizationPatch, PlanTier};
+    use teamcomm_org::{
+        NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, PlanTier,
+        ProfilePatch, User, UserFilter, UserPatch,
+    };
 
     use super::OrgSnapshotCache;
 
@@ -240,6 +243,118 @@ mod tests {
             cache.organization(org).await.unwrap().plan,
             PlanTier::Business
         );
+    }
+
+    /// Reads organizations from `inner`, but `get_organization` signals `read` and then holds
+    /// what it read until `release`: a read that started before a write and finishes after it.
+    struct SlowReads {
+        inner: Arc<InMemoryOrgRepository>,
+        read: tokio::sync::Notify,
+        release: tokio::sync::Notify,
+    }
+
+    #[async_trait::async_trait]
+    impl OrgRepository for SlowReads {
+        async fn get_organization(&self, id: OrgId) -> Result<Organization, RepoError> {
+            let read = self.inner.get_organization(id).await;
+            self.read.notify_one();
+            self.release.notified().await;
+            read
+        }
+        async fn create_organization(
+            &self,
+            new: &NewOrganization,
+        ) -> Result<Organization, RepoError> {
+            self.inner.create_organization(new).await
+        }
+        async fn update_organization(
+            &self,
+            id: OrgId,
+            patch: &OrganizationPatch,
+        ) -> Result<Organization, RepoError> {
+            self.inner.update_organization(id, patch).await
+        }
+        async fn is_empty(&self) -> Result<bool, RepoError> {
+            self.inner.is_empty().await
+        }
+        async fn create_user(&self, org: OrgId, new: &NewUser) -> Result<User, RepoError> {
+            self.inner.create_user(org, new).await
+        }
+        async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
+            self.inner.update_user(id, patch).await
+        }
+        async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
+            self.inner.find_user(id).await
+        }
+        async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError> {
+            self.inner.get_user(org, id).await
+        }
+        async fn list_users(
+            &self,
+            org: OrgId,
+            filter: &UserFilter,
+            page: PageRequest,
+        ) -> Result<Page<User>, RepoError> {
+            self.inner.list_users(org, filter, page).await
+        }
+        async fn find_users_by_email(
+            &self,
+            org: OrgId,
+            emails: &[String],
+        ) -> Result<Vec<User>, RepoError> {
+            self.inner.find_users_by_email(org, emails).await
+        }
+        async fn update_profile(
+            &self,
+            org: OrgId,
+            id: UserId,
+            patch: &ProfilePatch,
+        ) -> Result<User, RepoError> {
+            self.inner.update_profile(org, id, patch).await
+        }
+        async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError> {
+            self.inner.users_with_important_dates(org).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_read_in_flight_during_an_update_does_not_leave_a_stale_snapshot() {
+        let store = Arc::new(InMemoryOrgRepository::new());
+        let new = NewOrganization::new("Acme", "free", None, None, None).unwrap();
+        let org = store.create_organization(&new).await.unwrap().id;
+        let slow = Arc::new(SlowReads {
+            inner: store,
+            read: tokio::sync::Notify::new(),
+            release: tokio::sync::Notify::new(),
+        });
+        let cache = Arc::new(OrgSnapshotCache::new(slow.clone(), LONG));
+
+        // A plan-gate read starts and reads `free`; the update lands while it is in flight.
+        let in_flight = tokio::spawn({
+            let cache = cache.clone();
+            async move { cache.organization(org).await.unwrap().plan }
+        });
+        slow.read.notified().await;
+        cache
+            .update_organization(org, &to_plan("business"))
+            .await
+            .unwrap();
+        slow.release.notify_one();
+        assert_eq!(in_flight.await.unwrap(), PlanTier::Free);
+
+        // What the late read cached is not served after the update.
+        let fresh = tokio::spawn({
+            let cache = cache.clone();
+            async move { cache.organization(org).await.unwrap().plan }
+        });
+        // A stale snapshot would be answered without reading at all.
+        if tokio::time::timeout(Duration::from_secs(5), slow.read.notified())
+            .await
+            .is_ok()
+        {
+            slow.release.notify_one();
+        }
+        assert_eq!(fresh.await.unwrap(), PlanTier::Business, "stale snapshot");
     }
 
     #[tokio::test]
