@@ -465,7 +465,7 @@ async fn last_usage_is_shown_at_once_and_flushed_to_the_database() {
         .await
         .unwrap();
     let at = stored.last_usage_at.expect("flushed");
-    assert_eq!(teamcomm_api::routes::views::iso(at), seen);
+    assert_eq!(teamcomm_api::views::iso(at), seen);
     tokio::time::sleep(Duration::from_millis(5)).await;
 }
 

@@ -168,7 +168,8 @@ async fn operator_plan_change_applies_at_once() {
         Some(json!({"plan": "starter"})),
     )
     .await;
-    assert_eq!(app.get_with_key("/v1/me/", &key).await.status, 200);
+    let r = app.get_with_key("/v1/me/", &key).await;
+    assert_eq!(r.status, 200, "{}", r.text);
 }
 
 #[actix_web::test]

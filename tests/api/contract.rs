@@ -22,7 +22,10 @@ fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
 /// one of its type and format.
 fn sample(doc: &Value, schema: &Value) -> Value {
     let schema = resolve(doc, schema);
-    if let Some(e) = schema.get("example") {
+    if let Some(e) = schema
+        .get("example")
+        .or_else(|| schema.get("examples").and_then(|e| e.as_array()?.first()))
+    {
         return e.clone();
     }
     if let Some(first) = schema.get("enum").and_then(|e| e.as_array()?.first()) {

@@ -260,3 +260,26 @@ async fn team_invite_aliases_are_validated_and_nothing_is_stored() {
     let pending = app.get_with_key("/v1/pending-invitations/all/", &key).await;
     assert_eq!(pending.body["count"], 0, "{}", pending.text);
 }
+
+#[actix_web::test]
+async fn every_documented_operation_has_a_policy() {
+    let app = TestApp::spawn().await;
+    let doc = app.send("GET", "/v1/openapi.json", &[], None).await.body;
+    let mut operations = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let concrete = path
+            .split('/')
+            .map(|s| if s.starts_with('{') { ANY_ID } else { s })
+            .collect::<Vec<_>>()
+            .join("/");
+        for method in item.as_object().unwrap().keys() {
+            let method = method.to_uppercase();
+            assert!(
+                registry().policy_for(&method, &concrete).is_some(),
+                "{method} {path} is documented but has no policy"
+            );
+            operations += 1;
+        }
+    }
+    assert_eq!(operations, registry().routes().len());
+}

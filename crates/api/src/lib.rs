@@ -21,6 +21,7 @@ pub mod routes;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+pub mod views;
 
 pub use app::app;
 pub use config::Settings;

@@ -1,10 +1,12 @@
 //! The OpenAPI 3.1 document, generated from the route annotations (utoipa + utoipa-actix-web):
 //! whatever `routes::configure` registers is documented, so the two cannot drift apart.
 
-use actix_web::{App, HttpResponse, get, web};
+use actix_web::App;
 use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa::openapi::path::ParameterIn;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
@@ -60,7 +62,8 @@ struct ApiDoc;
 
 /// Builds the document from the registered routes. Every operation also documents a `default`
 /// response, the error envelope: any status a route does not list (405, 413, 415, 429, 5xx…)
-/// still answers with it.
+/// still answers with it; every query parameter also admits the empty value, which counts as
+/// not given.
 pub fn document() -> OpenApiDoc {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
@@ -76,6 +79,12 @@ pub fn document() -> OpenApiDoc {
                 .build(),
         )
         .build();
+    let empty_is_absent = Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .max_length(Some(0))
+            .build(),
+    );
     for item in doc.paths.paths.values_mut() {
         let operations = [
             &mut item.get,
@@ -87,6 +96,22 @@ pub fn document() -> OpenApiDoc {
             &mut item.options,
         ];
         for operation in operations.into_iter().flatten() {
+            // An empty query value (`?date=`) counts as not given (`extract::query_de`): say so.
+            for parameter in operation.parameters.iter_mut().flatten() {
+                let RefOr::T(parameter) = parameter else {
+                    continue;
+                };
+                if parameter.parameter_in == ParameterIn::Query
+                    && let Some(schema) = parameter.schema.take()
+                {
+                    parameter.schema = Some(RefOr::T(Schema::OneOf(
+                        OneOfBuilder::new()
+                            .item(schema)
+                            .item(empty_is_absent.clone())
+                            .build(),
+                    )));
+                }
+            }
             operation
                 .responses
                 .responses
@@ -95,10 +120,4 @@ pub fn document() -> OpenApiDoc {
         }
     }
     doc
-}
-
-#[utoipa::path(tag = "meta", responses((status = 200, description = "This document")))]
-#[get("/v1/openapi.json")]
-pub async fn openapi_json(doc: web::Data<OpenApiDoc>) -> HttpResponse {
-    HttpResponse::Ok().json(doc.get_ref())
 }

@@ -3,11 +3,18 @@
 //! absolute URLs on `TEAMCOMM_BASE_URL` carrying every query parameter of the request, so a client
 //! that follows them verbatim keeps its filters.
 
+use std::future::{Ready, ready};
+
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use teamcomm_kernel::{Page, PageRequest};
+use teamcomm_kernel::{Error, Page, PageRequest};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::params::AtLeastOne;
+use crate::error::ApiError;
+use crate::extract::query_de::{encode, from_query_string, url_pairs};
+use crate::params::{AtLeastOne, Offset};
+use crate::state::AppState;
 
 /// The paging parameters every list accepts. Every one that is present must be valid, even when
 /// the other style wins; `limit`/`offset` win over `page`/`page_size`.
@@ -24,7 +31,8 @@ pub struct PageParams {
     #[param(inline)]
     pub limit: Option<AtLeastOne>,
     /// Results to skip in the offset style.
-    pub offset: Option<u64>,
+    #[param(inline)]
+    pub offset: Option<Offset>,
 }
 
 /// The filters of a list that has none: only paging.
@@ -54,7 +62,7 @@ impl PageParams {
         };
         if self.limit.is_some() || self.offset.is_some() {
             Style::Offset {
-                offset: self.offset.unwrap_or(0),
+                offset: self.offset.map_or(0, |o| o.0),
                 limit: clamp(self.limit),
             }
         } else {
@@ -161,6 +169,44 @@ impl Links {
     }
 }
 
+/// A list request: its filters, its paging, and its links.
+#[derive(Debug)]
+pub struct ListQuery<T> {
+    pub filters: T,
+    pub paging: PageParams,
+    links: Links,
+}
+
+impl<T> ListQuery<T> {
+    /// Wraps one page into `{count, next, previous, results}`.
+    pub fn envelope<R>(&self, page: Page<R>) -> ListEnvelope<R> {
+        self.links.envelope(&self.paging, page)
+    }
+}
+
+impl<T: DeserializeOwned> FromRequest for ListQuery<T> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let parse = || -> Result<Self, Error> {
+            let qs = req.query_string();
+            let paging: PageParams = from_query_string(qs)?;
+            let filters: T = from_query_string(qs)?;
+            let base_url = req
+                .app_data::<web::Data<AppState>>()
+                .map(|s| s.settings.base_url.clone())
+                .unwrap_or_default();
+            Ok(ListQuery {
+                filters,
+                paging,
+                links: Links::new(base_url, req.path(), qs),
+            })
+        };
+        ready(parse().map_err(ApiError))
+    }
+}
+
 /// The list envelope.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ListEnvelope<T> {
@@ -173,62 +219,10 @@ pub struct ListEnvelope<T> {
     pub results: Vec<T>,
 }
 
-/// Decodes `a=1&b=x%20y` into pairs (`+` is a space, as in forms).
-pub(crate) fn url_pairs(qs: &str) -> Vec<(String, String)> {
-    qs.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
-fn decode(s: &str) -> String {
-    fn hex(b: u8) -> Option<u8> {
-        (b as char).to_digit(16).map(|d| d as u8)
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'+' {
-            out.push(b' ');
-        } else if b == b'%' && i + 2 < bytes.len() {
-            match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(hi), Some(lo)) => {
-                    out.push(hi * 16 + lo);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            }
-        } else {
-            out.push(b);
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extract::query_de::from_query_string;
-    use teamcomm_kernel::{Error, ErrorCode};
+    use teamcomm_kernel::ErrorCode;
 
     fn paging(uri: &str) -> Result<(PageParams, Links), Error> {
         let (path, qs) = uri.split_once('?').unwrap_or((uri, ""));

@@ -47,12 +47,19 @@ macro_rules! param_schema {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AtLeastOne(pub u64);
 
+/// A run of decimal digits as a number; one too large for `u64` saturates (every use clamps).
+fn whole_number(s: &str) -> Option<u64> {
+    let digits = s.trim().strip_prefix('+').unwrap_or(s.trim());
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse().unwrap_or(u64::MAX))
+}
+
 impl<'de> Deserialize<'de> for AtLeastOne {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         text(d, |s| {
-            s.trim()
-                .parse::<u64>()
-                .ok()
+            whole_number(s)
                 .filter(|n| *n >= 1)
                 .map(AtLeastOne)
                 .ok_or_else(|| {
@@ -72,6 +79,34 @@ param_schema!(
         .minimum(Some(1))
 );
 
+/// A count of results to skip: 0 up to the largest offset the store can take (`i64::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offset(pub u64);
+
+impl<'de> Deserialize<'de> for Offset {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            whole_number(s)
+                .filter(|n| i64::try_from(*n).is_ok())
+                .map(Offset)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidFilterValue,
+                        "Must be a whole number from 0 to 9223372036854775807.",
+                    )
+                })
+        })
+    }
+}
+
+param_schema!(
+    Offset,
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(0))
+        .maximum(Some(i64::MAX))
+);
+
 /// `?search=`: trimmed, at most 256 characters (`search_query_too_long`); blank means none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Search(pub Option<String>);
@@ -87,6 +122,7 @@ param_schema!(
     ObjectBuilder::new()
         .schema_type(Type::String)
         .max_length(Some(filters::MAX_SEARCH_CHARS))
+        .pattern(Some("^[^\\u0000]*$"))
 );
 
 /// Flattens an optional [`Search`] into the domain's `Option<String>`.

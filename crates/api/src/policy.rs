@@ -207,10 +207,21 @@ impl Registry {
             .map(|r| r.policy)
     }
 
-    /// The methods registered for the path template that `path` fits (`HEAD` with `GET`).
+    /// The methods registered for the path template that `path` fits (`HEAD` with `GET`). When
+    /// several fit, the most specific wins (`/v1/pending-invitations/all/` over
+    /// `/v1/pending-invitations/{id}/`), as the document describes each path.
     pub fn allowed_methods(&self, path: &str) -> Vec<&'static str> {
+        let literals = |t: &str| t.split('/').filter(|s| !s.starts_with('{')).count();
+        let fitting: Vec<&Route> = self
+            .routes
+            .iter()
+            .filter(|r| template_fits(&r.path, path))
+            .collect();
+        let Some(best) = fitting.iter().map(|r| literals(&r.path)).max() else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
-        for r in self.routes.iter().filter(|r| template_fits(&r.path, path)) {
+        for r in fitting.into_iter().filter(|r| literals(&r.path) == best) {
             if !out.contains(&r.method) {
                 out.push(r.method);
                 if r.method == "GET" {
@@ -299,5 +310,7 @@ mod tests {
             assert!(allowed.contains(&m), "{allowed:?}");
         }
         assert!(!allowed.contains(&"POST"));
+        let allowed = registry().allowed_methods("/v1/pending-invitations/all/");
+        assert_eq!(allowed, ["GET", "HEAD"]);
     }
 }

@@ -8,8 +8,8 @@ use teamcomm_org::{NewOrganization, NewUser, Organization, OrganizationPatch, Us
 use utoipa::ToSchema;
 
 use crate::jwt::TokenPair;
-use crate::routes::views::iso;
 use crate::state::AppState;
+use crate::views::iso;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OperatorOrganizationView {

@@ -155,3 +155,45 @@ impl From<&Channel> for ChannelView {
         }
     }
 }
+
+/// A person's role in the organization, as the wire writes it.
+#[derive(Debug, Clone, Copy, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleName {
+    Admin,
+    Member,
+    Guest,
+}
+
+impl RoleName {
+    /// The name the domain parses (`teamcomm_org::Role::parse`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleName::Admin => "admin",
+            RoleName::Member => "member",
+            RoleName::Guest => "guest",
+        }
+    }
+}
+
+/// An organization's plan, as the wire writes it.
+#[derive(Debug, Clone, Copy, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanName {
+    Free,
+    Starter,
+    Business,
+    Enterprise,
+}
+
+impl PlanName {
+    /// The name the domain parses (`teamcomm_org::PlanTier::parse`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanName::Free => "free",
+            PlanName::Starter => "starter",
+            PlanName::Business => "business",
+            PlanName::Enterprise => "enterprise",
+        }
+    }
+}

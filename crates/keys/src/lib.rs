@@ -20,5 +20,5 @@ pub use model::{
 pub use policy::{CliAccess, check_cli_access};
 pub use ports::{KeyChanges, KeyListScope, KeyRepository, NewKeyRecord, OrgSnapshots};
 pub use secret::{Secret, SecretHash, SecretKind, masked};
-pub use service::{CreateKey, KeyService, UpdateKey, invalid_credentials};
+pub use service::{CreateKey, KeyService, MAX_KEY_NAME, UpdateKey, invalid_credentials};
 pub use usage::UsageTracker;

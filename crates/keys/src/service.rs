@@ -14,7 +14,8 @@ use crate::{
     Principal, Scope, Secret, SecretKind, UsageTracker,
 };
 
-const MAX_KEY_NAME: usize = 255;
+/// The longest key name, in characters.
+pub const MAX_KEY_NAME: usize = 255;
 
 /// Input of "create a key", already parsed from the wire.
 #[derive(Debug, Clone, Default)]

@@ -45,7 +45,8 @@ pub struct NewInvitation {
 pub const MAX_INVITES_PER_REQUEST: usize = 100;
 
 /// The longest identifier (an e-mail address's limit), in characters.
-const MAX_IDENTIFIER: usize = 254;
+/// The longest invitation identifier (an e-mail address or a chat-platform user id), in characters.
+pub const MAX_IDENTIFIER: usize = 254;
 
 /// Splits identifiers into e-mails (normalised) and chat-platform ids (visible text without
 /// spaces), refusing anything else.

@@ -24,8 +24,8 @@ pub use important_dates::{
     ImportantDate, ImportantDateKind, important_date_id, important_dates_of,
 };
 pub use invitations::{
-    Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_INVITES_PER_REQUEST,
-    NewInvitation, classify_identifier,
+    Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_IDENTIFIER,
+    MAX_INVITES_PER_REQUEST, NewInvitation, classify_identifier,
 };
 pub use model::{Organization, PlanTier, Role, Team, TeamMember, TeamRole, User, full_name};
 pub use mood::{MOOD_BACKFILL, MoodEntry, MoodService, validate_mood_date, validate_score};

@@ -9,11 +9,14 @@
 //!   (`?search=`) counts as absent; unknown parameters are ignored. A bad value answers the code
 //!   its type declares (see [`crate::params`]), `invalid_filter_value` with `extra.parameter`
 //!   by default.
-//! - [`ListQuery<T>`]: a list's filters `T` plus [`PageParams`], and what the list envelope needs
-//!   to build absolute `next`/`previous` links that keep every filter.
+//!
+//! A list's query is [`crate::paging::ListQuery`]: its filters plus the shared paging parameters.
 
 pub mod query_de;
 pub mod schema_check;
+pub mod text;
+
+pub use text::{EmailAddress, Identifier, Name, OptionalName};
 
 use std::future::{Ready, ready};
 use std::pin::Pin;
@@ -22,12 +25,10 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use teamcomm_kernel::{Error, ErrorCode, Page};
+use teamcomm_kernel::{Error, ErrorCode};
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::paging::{ListEnvelope, PageParams};
-use crate::state::AppState;
 
 type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T, actix_web::Error>>>>;
 
@@ -130,44 +131,6 @@ impl<T: DeserializeOwned> FromRequest for Query<T> {
                 .map(Query)
                 .map_err(ApiError),
         )
-    }
-}
-
-/// A list request: its filters, its paging, and its links.
-#[derive(Debug)]
-pub struct ListQuery<T> {
-    pub filters: T,
-    pub paging: PageParams,
-    links: crate::paging::Links,
-}
-
-impl<T> ListQuery<T> {
-    /// Wraps one page into `{count, next, previous, results}`.
-    pub fn envelope<R>(&self, page: Page<R>) -> ListEnvelope<R> {
-        self.links.envelope(&self.paging, page)
-    }
-}
-
-impl<T: DeserializeOwned> FromRequest for ListQuery<T> {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let parse = || -> Result<Self, Error> {
-            let qs = req.query_string();
-            let paging: PageParams = query_de::from_query_string(qs)?;
-            let filters: T = query_de::from_query_string(qs)?;
-            let base_url = req
-                .app_data::<web::Data<AppState>>()
-                .map(|s| s.settings.base_url.clone())
-                .unwrap_or_default();
-            Ok(ListQuery {
-                filters,
-                paging,
-                links: crate::paging::Links::new(base_url, req.path(), qs),
-            })
-        };
-        ready(parse().map_err(ApiError))
     }
 }
 

@@ -20,12 +20,32 @@ pub fn reject<E: de::Error>(e: Error) -> E {
     E::custom(detail)
 }
 
-/// Decodes `a=1&b=x%20y` into `T`. The last value of a repeated key wins; empty values are absent.
+/// Decodes `a=1&b=x%20y` into `T`. Empty values are absent. A repeated key takes its last
+/// value, but every value given must be valid.
 pub fn from_query_string<T: DeserializeOwned>(qs: &str) -> Result<T, Error> {
-    let pairs: BTreeMap<String, String> = crate::paging::url_pairs(qs)
-        .into_iter()
-        .filter(|(_, v)| !v.trim().is_empty())
+    let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (k, v) in url_pairs(qs) {
+        if !v.trim().is_empty() {
+            values.entry(k).or_default().push(v);
+        }
+    }
+    let mut last: BTreeMap<String, String> = values
+        .iter()
+        .filter_map(|(k, vs)| Some((k.clone(), vs.last()?.clone())))
         .collect();
+    let decoded = decode_pairs(last.clone())?;
+    for (key, earlier) in values.iter().filter(|(_, vs)| vs.len() > 1) {
+        let kept = last.get(key).cloned().unwrap_or_default();
+        for value in &earlier[..earlier.len() - 1] {
+            last.insert(key.clone(), value.clone());
+            decode_pairs::<T>(last.clone())?;
+        }
+        last.insert(key.clone(), kept);
+    }
+    Ok(decoded)
+}
+
+fn decode_pairs<T: DeserializeOwned>(pairs: BTreeMap<String, String>) -> Result<T, Error> {
     REJECTION.with(|r| r.borrow_mut().take());
     T::deserialize(QueryMap {
         pairs: pairs.into_iter(),
@@ -186,6 +206,57 @@ impl<'de> de::Deserializer<'de> for QueryValue<'_> {
     }
 }
 
+/// Decodes `a=1&b=x%20y` into pairs (`+` is a space, as in forms).
+pub fn url_pairs(qs: &str) -> Vec<(String, String)> {
+    qs.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    fn hex(b: u8) -> Option<u8> {
+        (b as char).to_digit(16).map(|d| d as u8)
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'+' {
+            out.push(b' ');
+        } else if b == b'%' && i + 2 < bytes.len() {
+            match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi * 16 + lo);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            }
+        } else {
+            out.push(b);
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+pub fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +282,12 @@ mod tests {
         );
         let q: Q = from_query_string("n=1&n=2&s=").unwrap();
         assert_eq!((q.n, q.s), (Some(2), None));
+        let e = from_query_string::<Q>("n=x&n=2").unwrap_err();
+        assert_eq!(
+            e.extra()["parameter"],
+            "n",
+            "every value given must be valid"
+        );
     }
 
     #[test]

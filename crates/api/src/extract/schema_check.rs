@@ -301,6 +301,22 @@ impl BodySchema {
     }
 }
 
+/// The compiled form of a schema's `pattern`, built once. A pattern this engine cannot compile
+/// is not enforced here (the domain rule it documents still applies).
+fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
+    static PATTERNS: OnceLock<RwLock<HashMap<String, Option<Arc<regex::Regex>>>>> = OnceLock::new();
+    let cache = PATTERNS.get_or_init(Default::default);
+    if let Some(found) = cache.read().unwrap_or_else(|e| e.into_inner()).get(pattern) {
+        return found.clone();
+    }
+    let built = regex::Regex::new(pattern).ok().map(Arc::new);
+    cache
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(pattern.to_owned(), built.clone());
+    built
+}
+
 fn check_string(schema: &Value, s: &str, field: &str, out: &mut Findings) {
     // PostgreSQL text cannot hold NUL: refuse it here rather than fail at the database.
     if s.contains('\0') {
@@ -328,6 +344,13 @@ fn check_string(schema: &Value, s: &str, field: &str, out: &mut Findings) {
             field,
             format!("Ensure this field has no more than {max} characters."),
         );
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        && let Some(re) = compiled(pattern)
+        && !re.is_match(s)
+    {
+        out.add(field, "This value has a form the service does not accept.");
+        return;
     }
     let valid = match schema.get("format").and_then(Value::as_str) {
         Some("uuid") => uuid::Uuid::parse_str(s).is_ok(),

@@ -4,16 +4,16 @@
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::ApiKeyId;
-use teamcomm_keys::{ApiKey, CreateKey, PersonRef, Secret, UpdateKey, masked};
+use teamcomm_keys::{ApiKey, CreateKey, MAX_KEY_NAME, PersonRef, Secret, UpdateKey, masked};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 
 use crate::auth::SessionUser;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, ListQuery, nullable_datetime};
-use crate::paging::{ListEnvelope, NoFilters, PageParams};
-use crate::routes::views::iso;
+use crate::extract::{JsonBody, Name, nullable_datetime};
+use crate::paging::{ListEnvelope, ListQuery, NoFilters, PageParams};
 use crate::state::AppState;
+use crate::views::iso;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PersonView {
@@ -75,7 +75,8 @@ impl ApiKeyView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKeyBody {
-    name: String,
+    #[schema(inline)]
+    name: Name<{ MAX_KEY_NAME }>,
     is_agent_key: Option<bool>,
     /// Owner of the key (admins only); defaults to the caller.
     for_user_id: Option<String>,
@@ -90,7 +91,7 @@ pub struct CreateApiKeyBody {
 impl From<CreateApiKeyBody> for CreateKey {
     fn from(b: CreateApiKeyBody) -> Self {
         CreateKey {
-            name: b.name,
+            name: b.name.0,
             is_agent_key: b.is_agent_key.unwrap_or(false),
             for_user_id: b.for_user_id,
             scopes: b.scopes,
@@ -103,7 +104,8 @@ impl From<CreateApiKeyBody> for CreateKey {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateApiKeyBody {
-    name: Option<String>,
+    #[schema(inline)]
+    name: Option<Name<{ MAX_KEY_NAME }>>,
     active: Option<bool>,
     /// ISO 8601, or null for a key that never expires.
     #[serde(default, deserialize_with = "nullable_datetime")]
@@ -117,7 +119,7 @@ pub struct UpdateApiKeyBody {
 impl From<UpdateApiKeyBody> for UpdateKey {
     fn from(b: UpdateApiKeyBody) -> Self {
         UpdateKey {
-            name: b.name,
+            name: b.name.map(|n| n.0),
             active: b.active,
             expiration: b.expiration,
             scopes: b.scopes,

@@ -9,11 +9,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, ListQuery, Query};
-use crate::paging::{ListEnvelope, PageParams};
+use crate::extract::{JsonBody, Query};
+use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{AtLeastOne, Day, Search, search};
-use crate::routes::views::{ChannelView, iso};
 use crate::state::AppState;
+use crate::views::{ChannelView, iso};
 
 /// A check-in or form template.
 #[derive(Debug, Serialize, ToSchema)]
@@ -228,8 +228,8 @@ pub async fn get_mood(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoodBody {
-    /// 1 to 5; any other value answers `invalid_score`.
-    #[schema(extensions(("x-error-code" = json!("invalid_score"))))]
+    /// Any other value answers `invalid_score`.
+    #[schema(minimum = 1, maximum = 5, extensions(("x-error-code" = json!("invalid_score"))))]
     score: i64,
     /// YYYY-MM-DD; default today (UTC).
     #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]

@@ -1,4 +1,4 @@
-//! Liveness and readiness probes (outside `/v1/`, unauthenticated).
+//! Liveness and readiness probes (outside `/v1/`) and the OpenAPI document: unauthenticated.
 
 use actix_web::{HttpResponse, get, web};
 use serde_json::json;
@@ -26,4 +26,10 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
             "database": "unavailable"
         }))
     }
+}
+
+#[utoipa::path(tag = "meta", responses((status = 200, description = "This document")))]
+#[get("/v1/openapi.json")]
+pub async fn openapi_json(doc: web::Data<utoipa::openapi::OpenApi>) -> HttpResponse {
+    HttpResponse::Ok().json(doc.get_ref())
 }

@@ -9,18 +9,18 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, ListQuery};
-use crate::paging::{ListEnvelope, NoFilters, PageParams};
-use crate::routes::views::{InvitationView, InvitedUsers, UserView};
+use crate::extract::{Identifier, JsonBody};
+use crate::paging::{ListEnvelope, ListQuery, NoFilters, PageParams};
 use crate::state::AppState;
+use crate::views::{InvitationView, InvitedUsers, UserView};
 
 /// Body of `POST /v1/invite-user/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InviteBody {
-    /// E-mail addresses (contain `@`) or chat-platform user ids; 1 to 100.
-    #[schema(example = json!(["ada@example.com"]))]
-    users_identifiers: Vec<String>,
+    /// E-mail addresses (contain `@`) or chat-platform user ids.
+    #[schema(inline, min_items = 1, max_items = 100, example = json!(["ada@example.com"]))]
+    users_identifiers: Vec<Identifier>,
     /// Guests are invited by e-mail only.
     is_guest_account_invite: Option<bool>,
     /// Teams the invited people join when they accept.
@@ -33,7 +33,7 @@ pub struct InviteBody {
 impl From<InviteBody> for InviteRequest {
     fn from(b: InviteBody) -> Self {
         InviteRequest {
-            identifiers: b.users_identifiers,
+            identifiers: b.users_identifiers.into_iter().map(|i| i.0).collect(),
             is_guest: b.is_guest_account_invite.unwrap_or(false),
             team_ids: b.joinable_team_uuids.unwrap_or_default(),
             followup_ids: b.joinable_followup_uuids.unwrap_or_default(),

@@ -12,7 +12,6 @@ pub mod operator;
 pub mod people;
 pub mod session;
 pub mod teams;
-pub mod views;
 
 use std::sync::OnceLock;
 
@@ -25,7 +24,7 @@ use crate::policy::{Policy as P, Registry, Routes};
 pub fn declare(r: &mut Routes<'_, '_>) {
     r.add(health::healthz, P::public())
         .add(health::readyz, P::public())
-        .add(crate::openapi::openapi_json, P::public())
+        .add(health::openapi_json, P::public())
         // Identity and key management.
         .add(me::get_me, P::read().cli_on_any_plan())
         .add(

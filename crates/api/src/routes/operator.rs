@@ -4,27 +4,27 @@
 use actix_web::{HttpResponse, patch, post, web};
 use serde::Deserialize;
 use teamcomm_kernel::{OrgId, UserId};
-use teamcomm_messaging::NewChannel;
-use teamcomm_org::{NewOrganization, NewUser, OrganizationPatch, UserPatch};
+use teamcomm_messaging::{MAX_CHANNEL_NAME, NewChannel};
+use teamcomm_org::{
+    MAX_ORGANIZATION_NAME, MAX_PERSON_TEXT, NewOrganization, NewUser, OrganizationPatch, UserPatch,
+};
 use utoipa::ToSchema;
 
 use crate::auth::Operator;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::JsonBody;
+use crate::extract::{EmailAddress, JsonBody, Name, OptionalName};
 use crate::jwt::TokenPair;
 use crate::provision::{self, CliTokenView, OperatorOrganizationView, OperatorUserView};
-use crate::routes::views::ChannelView;
 use crate::state::AppState;
+use crate::views::{ChannelView, PlanName, RoleName};
 
 /// Body of `POST /operator/v1/organizations/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateOrganizationBody {
-    #[schema(example = "Acme")]
-    name: String,
-    /// `free`, `starter`, `business` or `enterprise`.
-    #[schema(example = "business")]
-    plan: String,
+    #[schema(inline, example = "Acme")]
+    name: Name<{ MAX_ORGANIZATION_NAME }>,
+    plan: PlanName,
     /// Default: true unless the plan is free.
     api_access: Option<bool>,
     plan_beta: Option<bool>,
@@ -37,8 +37,8 @@ impl TryFrom<CreateOrganizationBody> for NewOrganization {
     type Error = teamcomm_kernel::Error;
     fn try_from(b: CreateOrganizationBody) -> Result<Self, Self::Error> {
         NewOrganization::new(
-            &b.name,
-            &b.plan,
+            &b.name.0,
+            b.plan.as_str(),
             b.api_access,
             b.plan_beta,
             b.exchange_tokens,
@@ -51,9 +51,9 @@ impl TryFrom<CreateOrganizationBody> for NewOrganization {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateOrganizationBody {
-    name: Option<String>,
-    /// `free`, `starter`, `business` or `enterprise`.
-    plan: Option<String>,
+    #[schema(inline)]
+    name: Option<Name<{ MAX_ORGANIZATION_NAME }>>,
+    plan: Option<PlanName>,
     api_access: Option<bool>,
     plan_beta: Option<bool>,
     exchange_tokens: Option<bool>,
@@ -64,8 +64,8 @@ impl TryFrom<UpdateOrganizationBody> for OrganizationPatch {
     type Error = teamcomm_kernel::Error;
     fn try_from(b: UpdateOrganizationBody) -> Result<Self, Self::Error> {
         OrganizationPatch::new(
-            b.name.as_deref(),
-            b.plan.as_deref(),
+            b.name.as_ref().map(|n| n.0.as_str()),
+            b.plan.map(PlanName::as_str),
             b.api_access,
             b.plan_beta,
             b.exchange_tokens,
@@ -78,13 +78,13 @@ impl TryFrom<UpdateOrganizationBody> for OrganizationPatch {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserBody {
-    #[schema(format = Email, example = "ada@example.com")]
-    email: String,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    /// `admin`, `member` or `guest`.
-    #[schema(example = "member")]
-    role: String,
+    #[schema(inline, example = "ada@example.com")]
+    email: EmailAddress,
+    #[schema(inline)]
+    first_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
+    #[schema(inline)]
+    last_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
+    role: RoleName,
     is_active: Option<bool>,
 }
 
@@ -92,10 +92,10 @@ impl TryFrom<CreateUserBody> for NewUser {
     type Error = teamcomm_kernel::Error;
     fn try_from(b: CreateUserBody) -> Result<Self, Self::Error> {
         NewUser::new(
-            &b.email,
-            b.first_name.as_deref().unwrap_or_default(),
-            b.last_name.as_deref().unwrap_or_default(),
-            &b.role,
+            &b.email.0,
+            b.first_name.as_ref().map_or("", |n| n.0.as_str()),
+            b.last_name.as_ref().map_or("", |n| n.0.as_str()),
+            b.role.as_str(),
             b.is_active,
         )
     }
@@ -106,8 +106,7 @@ impl TryFrom<CreateUserBody> for NewUser {
 #[serde(deny_unknown_fields)]
 pub struct UpdateUserBody {
     is_active: Option<bool>,
-    /// `admin`, `member` or `guest`.
-    role: Option<String>,
+    role: Option<RoleName>,
 }
 
 #[utoipa::path(
@@ -181,7 +180,7 @@ pub async fn update_user(
     body: JsonBody<UpdateUserBody>,
 ) -> ApiResult<HttpResponse> {
     let UpdateUserBody { is_active, role } = body.0;
-    let patch = UserPatch::new(is_active, role.as_deref())?;
+    let patch = UserPatch::new(is_active, role.map(RoleName::as_str))?;
     Ok(HttpResponse::Ok().json(provision::update_user(&state, *id, patch).await?))
 }
 
@@ -222,8 +221,8 @@ pub struct RegisterChannelBody {
     /// The chat platform's channel id.
     #[schema(example = "C024BE91L")]
     id: String,
-    #[schema(example = "standup")]
-    name: String,
+    #[schema(inline, example = "standup")]
+    name: Name<{ MAX_CHANNEL_NAME }>,
     /// Default: the organization's platform, else `slack`.
     platform: Option<String>,
     /// `channel` (default), `private_channel`, `group_chat` or `direct_message`.
@@ -250,7 +249,7 @@ pub async fn register_channel(
     let channel = provision::register_channel(&state, *org, |default_platform| {
         NewChannel::new(
             &b.id,
-            &b.name,
+            &b.name.0,
             b.platform.as_deref().unwrap_or(default_platform),
             b.channel_type.as_deref().unwrap_or("channel"),
         )

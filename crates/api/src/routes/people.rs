@@ -3,16 +3,16 @@
 use actix_web::{HttpResponse, get, patch, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::UserId;
-use teamcomm_org::{ImportantDate, ProfileInput, UserFilter};
+use teamcomm_org::{ImportantDate, MAX_PERSON_TEXT, ProfileInput, UserFilter};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, ListQuery, Query, nullable};
-use crate::paging::{ListEnvelope, PageParams};
+use crate::extract::{JsonBody, OptionalName, Query, nullable};
+use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Search, UserRef, search};
-use crate::routes::views::{UserView, iso};
 use crate::state::AppState;
+use crate::views::{RoleName, UserView, iso};
 
 /// The caller's organization.
 #[derive(Debug, Serialize, ToSchema)]
@@ -112,15 +112,15 @@ pub async fn get_user(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateUserBody {
-    #[schema(max_length = 150)]
-    first_name: Option<String>,
-    #[schema(max_length = 150)]
-    last_name: Option<String>,
+    #[schema(inline)]
+    first_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
+    #[schema(inline)]
+    last_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
     /// IANA zone name.
     #[schema(example = "Europe/Madrid")]
     timezone: Option<String>,
-    #[schema(max_length = 150)]
-    occupation: Option<String>,
+    #[schema(inline)]
+    occupation: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
     /// `MM-DD`, or null to clear.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, example = "12-31")]
@@ -129,8 +129,8 @@ pub struct UpdateUserBody {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, format = Date)]
     work_anniversary: Option<Option<String>>,
-    /// `admin`, `member` or `guest`; admins only.
-    role: Option<String>,
+    /// Admins only.
+    role: Option<RoleName>,
     /// Admins only.
     is_active: Option<bool>,
 }
@@ -138,13 +138,13 @@ pub struct UpdateUserBody {
 impl From<UpdateUserBody> for ProfileInput {
     fn from(b: UpdateUserBody) -> Self {
         ProfileInput {
-            first_name: b.first_name,
-            last_name: b.last_name,
+            first_name: b.first_name.map(|n| n.0),
+            last_name: b.last_name.map(|n| n.0),
             timezone: b.timezone,
-            occupation: b.occupation,
+            occupation: b.occupation.map(|n| n.0),
             birth_date: b.birth_date,
             work_anniversary: b.work_anniversary,
-            role: b.role,
+            role: b.role.map(|r| r.as_str().to_owned()),
             is_active: b.is_active,
         }
     }

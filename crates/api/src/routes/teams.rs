@@ -1,19 +1,19 @@
 //! `/v1/teams/`: teams, memberships and team invitations. Member management and team invites
-//! are admin only (`org_admin_required`); rules in `teamcomm_org::Directory`.
+//! are admin only (`org_admin_required`); rules in `teamcomm_org::TeamService`.
 
 use actix_web::{HttpResponse, delete, get, patch, post, put, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{ErrorCode, PageRequest, TeamId, UserId};
-use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRole};
+use teamcomm_org::{MAX_TEAM_NAME, Team, TeamFilter, TeamMember, TeamRole};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, ListQuery, OptionalJsonBody};
-use crate::paging::{ListEnvelope, PageParams};
+use crate::extract::{EmailAddress, Identifier, JsonBody, Name, OptionalJsonBody};
+use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Search, search};
-use crate::routes::views::{InvitationView, InvitedUsers, UserView, iso};
 use crate::state::AppState;
+use crate::views::{InvitationView, InvitedUsers, UserView, iso};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TeamView {
@@ -112,8 +112,8 @@ pub async fn list_teams(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTeamBody {
-    #[schema(min_length = 1, max_length = 200)]
-    name: String,
+    #[schema(inline)]
+    name: Name<{ MAX_TEAM_NAME }>,
     /// People of the organization to add at once.
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     member_uuids: Option<Vec<UserId>>,
@@ -123,8 +123,8 @@ pub struct CreateTeamBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTeamBody {
-    #[schema(min_length = 1, max_length = 200)]
-    name: Option<String>,
+    #[schema(inline)]
+    name: Option<Name<{ MAX_TEAM_NAME }>>,
     /// False archives, true restores.
     active: Option<bool>,
 }
@@ -144,7 +144,7 @@ pub async fn create_team(
     let CreateTeamBody { name, member_uuids } = body.0;
     let team = state
         .teams
-        .create_team(caller.user(), &name, &member_uuids.unwrap_or_default())
+        .create_team(caller.user(), &name.0, &member_uuids.unwrap_or_default())
         .await?;
     Ok(HttpResponse::Created().json(TeamView::from(&team)))
 }
@@ -182,7 +182,12 @@ pub async fn update_team(
     let UpdateTeamBody { name, active } = body.0;
     let team = state
         .teams
-        .update_team(caller.user(), *id, name.as_deref(), active)
+        .update_team(
+            caller.user(),
+            *id,
+            name.as_ref().map(|n| n.0.as_str()),
+            active,
+        )
         .await?;
     Ok(HttpResponse::Ok().json(TeamView::from(&team)))
 }
@@ -376,19 +381,15 @@ pub async fn remove_member(
 #[serde(deny_unknown_fields)]
 pub struct TeamInviteBody {
     /// User UUIDs of the organization, or e-mail addresses.
-    users_identifiers: Option<Vec<String>>,
+    #[schema(inline)]
+    users_identifiers: Option<Vec<Identifier>>,
     /// Alias of `users_identifiers` limited to user UUIDs.
     #[schema(value_type = Option<Vec<uuid::Uuid>>)]
     user_uuids: Option<Vec<UserId>>,
     /// Alias of `users_identifiers` limited to e-mail addresses.
-    emails: Option<Vec<Email>>,
+    #[schema(inline)]
+    emails: Option<Vec<EmailAddress>>,
 }
-
-/// An e-mail address.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(transparent)]
-#[schema(value_type = String, format = Email)]
-pub struct Email(String);
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TeamInviteResult<'a> {
@@ -427,7 +428,11 @@ pub async fn invite_to_team(
         user_uuids,
         emails,
     } = body.0;
-    let mut identifiers = users_identifiers.unwrap_or_default();
+    let mut identifiers: Vec<String> = users_identifiers
+        .into_iter()
+        .flatten()
+        .map(|i| i.0)
+        .collect();
     identifiers.extend(user_uuids.into_iter().flatten().map(|u| u.to_string()));
     identifiers.extend(emails.into_iter().flatten().map(|e| e.0));
     let outcome = state

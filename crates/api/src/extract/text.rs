@@ -1,0 +1,174 @@
+//! Body field types for human-readable names. They carry the domain's text rule
+//! (`teamcomm_kernel::text`) into the document as a pattern and a maximum length, so clients and
+//! generated tests see which names the service accepts; the domain still applies the rule.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+/// White space the rule trims (Rust's `char::is_whitespace`).
+const TRIMMED: &str =
+    r"\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
+/// Control characters and bidirectional embeddings, overrides and isolates: never inside a name.
+const FORBIDDEN: &str = r"\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069";
+/// Characters drawn as nothing (default-ignorable) in the Basic Multilingual Plane; the few
+/// astral ones (U+1BCA0…, U+E0000…) are left to the domain rule.
+const INVISIBLE: &str = r"\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8";
+
+/// The pattern of a name: trimmable space around text with no forbidden character and, unless
+/// `may_be_blank`, at least one visible character.
+fn pattern(may_be_blank: bool) -> String {
+    let inner = format!("[^{FORBIDDEN}]*[^{FORBIDDEN}{TRIMMED}{INVISIBLE}][^{FORBIDDEN}]*");
+    let inner = if may_be_blank {
+        format!("({inner})?")
+    } else {
+        inner
+    };
+    format!("^[{TRIMMED}]*{inner}[{TRIMMED}]*$")
+}
+
+fn name_schema(max: usize, may_be_blank: bool) -> RefOr<Schema> {
+    let mut builder = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(max))
+        .pattern(Some(pattern(may_be_blank)));
+    if !may_be_blank {
+        builder = builder.min_length(Some(1));
+    }
+    RefOr::T(Schema::Object(builder.build()))
+}
+
+/// A name that must not be blank, of at most `MAX` characters (teams, organizations, keys,
+/// channels).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Name<const MAX: usize>(pub String);
+
+impl<const MAX: usize> PartialSchema for Name<MAX> {
+    fn schema() -> RefOr<Schema> {
+        name_schema(MAX, false)
+    }
+}
+
+impl<const MAX: usize> ToSchema for Name<MAX> {
+    fn name() -> Cow<'static, str> {
+        format!("Name{MAX}").into()
+    }
+}
+
+/// A name that may be left blank but not made of invisible characters only (first and last
+/// names, occupation).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct OptionalName<const MAX: usize>(pub String);
+
+impl<const MAX: usize> PartialSchema for OptionalName<MAX> {
+    fn schema() -> RefOr<Schema> {
+        name_schema(MAX, true)
+    }
+}
+
+impl<const MAX: usize> ToSchema for OptionalName<MAX> {
+    fn name() -> Cow<'static, str> {
+        format!("OptionalName{MAX}").into()
+    }
+}
+
+/// An e-mail address as the domain accepts it: something, `@`, then a domain that does not
+/// start with a dot and has one; no white space or forbidden character inside.
+fn email_pattern() -> String {
+    let plain = format!("[^{FORBIDDEN}{TRIMMED}");
+    format!("{plain}@]+@{plain}.][^{FORBIDDEN}{TRIMMED}]*\\.[^{FORBIDDEN}{TRIMMED}]*")
+}
+
+fn identifier_schema(email_only: bool) -> RefOr<Schema> {
+    let chat_id = format!(
+        "[^@{FORBIDDEN}{TRIMMED}]*[^@{FORBIDDEN}{TRIMMED}{INVISIBLE}][^@{FORBIDDEN}{TRIMMED}]*"
+    );
+    let body = if email_only {
+        email_pattern()
+    } else {
+        format!("({}|{chat_id})", email_pattern())
+    };
+    // A pattern, not `format: email`: tools disagree on what that format admits.
+    let builder = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(teamcomm_org::MAX_IDENTIFIER))
+        .pattern(Some(format!("^[{TRIMMED}]*{body}[{TRIMMED}]*$")))
+        .examples(["ada@example.com"]);
+    RefOr::T(Schema::Object(builder.build()))
+}
+
+/// Whom to invite: an e-mail address or a chat-platform user id (no white space inside).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct Identifier(pub String);
+
+impl PartialSchema for Identifier {
+    fn schema() -> RefOr<Schema> {
+        identifier_schema(false)
+    }
+}
+
+impl ToSchema for Identifier {}
+
+/// An e-mail address.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct EmailAddress(pub String);
+
+impl PartialSchema for EmailAddress {
+    fn schema() -> RefOr<Schema> {
+        identifier_schema(true)
+    }
+}
+
+impl ToSchema for EmailAddress {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fits(schema: RefOr<Schema>, value: &str) -> bool {
+        let json = serde_json::to_value(schema).unwrap();
+        let pattern = json["pattern"].as_str().unwrap();
+        regex::Regex::new(pattern).unwrap().is_match(value)
+    }
+
+    #[test]
+    fn name_patterns_follow_the_text_rule() {
+        for ok in ["Core", " Core team ", "Équipe 😀", "\tA\n"] {
+            assert!(fits(name_schema(10, false), ok), "{ok:?}");
+        }
+        for bad in [
+            "",
+            "   ",
+            "\u{200b}",
+            "a\u{0}b",
+            "a\tb",
+            "x\u{202e}y",
+            "\u{94}",
+        ] {
+            assert!(!fits(name_schema(10, false), bad), "{bad:?}");
+        }
+        assert!(fits(name_schema(10, true), ""));
+        assert!(fits(name_schema(10, true), "  "));
+        assert!(!fits(name_schema(10, true), "\u{200b}"));
+    }
+
+    #[test]
+    fn identifier_patterns() {
+        for ok in ["ada@example.com", "U024BE7LH", " ada@b.c "] {
+            assert!(fits(Identifier::schema(), ok), "{ok:?}");
+        }
+        for bad in ["a b", "ada@", "ada@.com", "ada@localhost", "@b.c", "a\u{7}"] {
+            assert!(!fits(Identifier::schema(), bad), "{bad:?}");
+        }
+        assert!(!fits(EmailAddress::schema(), "U024BE7LH"));
+        assert!(fits(EmailAddress::schema(), "ada@example.com"));
+    }
+}
