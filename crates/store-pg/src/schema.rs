@@ -34,6 +34,8 @@ diesel::table! {
         image -> Nullable<Text>,
         birth_date -> Nullable<Text>,
         work_anniversary -> Nullable<Date>,
+        search_name -> Text,
+        search_email -> Text,
     }
 }
 

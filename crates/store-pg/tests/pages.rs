@@ -328,13 +328,14 @@ async fn filtered_pages_count_what_matches() {
             .all(|u| !u.is_active && u.org_id == org)
     );
 
-    // Search: LIKE wildcards are literal; the full name matches across the space.
+    // Search: case-insensitive; LIKE wildcards are literal; the full name matches across the
+    // space.
     let search = |s: &str| UserFilter {
         search: Some(s.into()),
         ..UserFilter::default()
     };
     let found = repo
-        .list_users(org, &search("p7@"), page(0, 25))
+        .list_users(org, &search("P7@"), page(0, 25))
         .await
         .unwrap();
     assert_eq!(found.count, 1);
@@ -345,7 +346,7 @@ async fn filtered_pages_count_what_matches() {
         .unwrap();
     assert_eq!((none.count, none.results.len()), (0, 0));
     let full = repo
-        .list_users(org, &search("ada p3"), page(0, 100))
+        .list_users(org, &search("ADA p3"), page(0, 100))
         .await
         .unwrap();
     assert!(full.count > 0);

@@ -193,13 +193,12 @@ impl OrgRepository for PgOrgRepository {
             if let Some(active) = filter.is_active {
                 q = q.filter(users::is_active.eq(active));
             }
+            // Case-insensitive, as ILIKE: both sides lower-cased (the stored columns once per
+            // person, the pattern once per statement).
             q.filter(
-                users::first_name
-                    .ilike(pattern.clone())
-                    .or(users::last_name.ilike(pattern.clone()))
-                    .or(users::email.ilike(pattern.clone()))
-                    .or(concat(users::first_name, concat(" ", users::last_name))
-                        .ilike(pattern.clone())),
+                users::search_name
+                    .like(lower(pattern.clone()))
+                    .or(users::search_email.like(lower(pattern.clone()))),
             )
         };
         // Planned for this organization, not generically (pool.rs): a generic plan assumes an
@@ -413,4 +412,4 @@ async fn counted_people(
     })
 }
 
-diesel::define_sql_function!(fn concat(a: diesel::sql_types::Text, b: diesel::sql_types::Text) -> diesel::sql_types::Text);
+diesel::define_sql_function!(fn lower(a: diesel::sql_types::Text) -> diesel::sql_types::Text);
