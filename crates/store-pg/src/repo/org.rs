@@ -208,8 +208,13 @@ impl OrgRepository for PgOrgRepository {
             diesel::sql_query("SET LOCAL plan_cache_mode = force_custom_plan")
                 .execute(conn)
                 .await?;
+            // The same order, written so that no index serves it: the matches are found first,
+            // then sorted. Walking the name index instead and filtering looks cheap to the
+            // planner but reads a whole large organization when the search matches few people
+            // (seconds at 1,000,000 people, against a fraction of a second for the scan).
             load_page::<UserRow, _, _, _>(conn, page, filtered, |q| {
-                q.order_by(NAME_ORDER).select(UserRow::as_select())
+                q.order_by((users::first_name.concat(""), users::last_name, users::id))
+                    .select(UserRow::as_select())
             })
             .await
             .map_err(InTransaction::Repo)
