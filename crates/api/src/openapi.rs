@@ -2,14 +2,17 @@
 //! whatever `routes::configure` registers is documented, so the two cannot drift apart.
 
 use actix_web::App;
+use teamcomm_keys::CliAccess;
 use utoipa::openapi::OpenApi as OpenApiDoc;
-use utoipa::openapi::path::ParameterIn;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
+use crate::policy::{Credentials, Policy};
 use utoipa_actix_web::AppExt;
 
 struct SecuritySchemes;
@@ -60,6 +63,31 @@ impl Modify for SecuritySchemes {
 )]
 struct ApiDoc;
 
+/// Writes a route's policy into its operation: the credentials it takes (`security`) and, for
+/// admin-only routes, a line of the description.
+fn document_policy(operation: &mut Operation, policy: &Policy) {
+    let schemes: &[&str] = match (policy.credentials, policy.cli) {
+        (Credentials::ApiKeyOrCli, CliAccess::Refused) => &["api_key"],
+        (Credentials::ApiKeyOrCli, _) => &["api_key", "cli_token"],
+        (Credentials::Session, _) => &["jwt"],
+        (Credentials::Operator, _) => &["operator"],
+        (Credentials::Public, _) => &[],
+    };
+    operation.security = (!schemes.is_empty()).then(|| {
+        schemes
+            .iter()
+            .map(|s| SecurityRequirement::new(*s, Vec::<String>::new()))
+            .collect()
+    });
+    if policy.admin_only {
+        let note = "Organization admins only (others: 403 `org_admin_required`).";
+        operation.description = Some(match operation.description.take() {
+            Some(d) if !d.is_empty() => format!("{d}\n\n{note}"),
+            _ => note.to_owned(),
+        });
+    }
+}
+
 /// Builds the document from the registered routes. Every operation also documents a `default`
 /// response, the error envelope: any status a route does not list (405, 413, 415, 429, 5xx…)
 /// still answers with it; every query parameter also admits the empty value, which counts as
@@ -85,17 +113,25 @@ pub fn document() -> OpenApiDoc {
             .max_length(Some(0))
             .build(),
     );
-    for item in doc.paths.paths.values_mut() {
+    let registry = crate::routes::registry();
+    for (path, item) in doc.paths.paths.iter_mut() {
         let operations = [
-            &mut item.get,
-            &mut item.put,
-            &mut item.post,
-            &mut item.delete,
-            &mut item.patch,
-            &mut item.head,
-            &mut item.options,
+            ("GET", &mut item.get),
+            ("PUT", &mut item.put),
+            ("POST", &mut item.post),
+            ("DELETE", &mut item.delete),
+            ("PATCH", &mut item.patch),
+            ("HEAD", &mut item.head),
+            ("OPTIONS", &mut item.options),
         ];
-        for operation in operations.into_iter().flatten() {
+        for (method, operation) in operations {
+            let Some(operation) = operation else {
+                continue;
+            };
+            // Who may call it comes from the route's policy, the one place it is declared.
+            if let Some(policy) = registry.policy_of_template(method, path) {
+                document_policy(operation, &policy);
+            }
             // An empty query value (`?date=`) counts as not given (`extract::query_de`): say so.
             for parameter in operation.parameters.iter_mut().flatten() {
                 let RefOr::T(parameter) = parameter else {

@@ -207,6 +207,13 @@ impl Registry {
             .map(|r| r.policy)
     }
 
+    /// The policy of the route registered as `method` on exactly this path `template`.
+    pub fn policy_of_template(&self, method: &str, template: &str) -> Option<Policy> {
+        self.index
+            .get(&(method_name(method)?, template.to_owned()))
+            .map(|i| self.routes[*i].policy)
+    }
+
     /// The methods registered for the path template that `path` fits (`HEAD` with `GET`). When
     /// several fit, the most specific wins (`/v1/pending-invitations/all/` over
     /// `/v1/pending-invitations/{id}/`), as the document describes each path.

@@ -136,8 +136,7 @@ impl From<UpdateApiKeyBody> for UpdateKey {
         (status = 400, description = "`agent_key_admin_only`, `target_user_inactive`, `target_user_not_found`, validation", body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 403, description = "`org_admin_required` (member used `for_user_id`)", body = ErrorBody),
-    ),
-    security(("jwt" = []))
+    )
 )]
 #[post("/api/org/api-keys/")]
 pub async fn create_api_key(
@@ -152,8 +151,7 @@ pub async fn create_api_key(
 #[utoipa::path(
     tag = "api-keys",
     params(PageParams),
-    responses((status = 200, body = ListEnvelope<ApiKeyView>), (status = 401, body = ErrorBody)),
-    security(("jwt" = []))
+    responses((status = 200, body = ListEnvelope<ApiKeyView>), (status = 401, body = ErrorBody))
 )]
 #[get("/api/org/api-keys/")]
 pub async fn list_api_keys(
@@ -168,8 +166,7 @@ pub async fn list_api_keys(
 #[utoipa::path(
     tag = "api-keys",
     params(("id" = String, Path, description = "Key id (UUID)")),
-    responses((status = 200, body = ApiKeyView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("jwt" = []))
+    responses((status = 200, body = ApiKeyView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[get("/api/org/api-keys/{id}/")]
 pub async fn get_api_key(
@@ -190,8 +187,7 @@ pub async fn get_api_key(
         (status = 400, body = ErrorBody),
         (status = 401, body = ErrorBody),
         (status = 404, description = "Absent, another organization's, or (for members) another user's key", body = ErrorBody),
-    ),
-    security(("jwt" = []))
+    )
 )]
 #[patch("/api/org/api-keys/{id}/")]
 pub async fn update_api_key(
@@ -210,8 +206,7 @@ pub async fn update_api_key(
 #[utoipa::path(
     tag = "api-keys",
     params(("id" = String, Path, description = "Key id (UUID)")),
-    responses((status = 204, description = "Deleted"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("jwt" = []))
+    responses((status = 204, description = "Deleted"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[delete("/api/org/api-keys/{id}/")]
 pub async fn delete_api_key(

@@ -85,8 +85,7 @@ impl From<TemplateKind> for TemplateType {
 #[utoipa::path(
     tag = "templates",
     params(TemplateListQuery, PageParams),
-    responses((status = 200, body = ListEnvelope<TemplateView>), (status = 400, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = ListEnvelope<TemplateView>), (status = 400, body = ErrorBody))
 )]
 #[get("/v1/templates/")]
 pub async fn list_templates(
@@ -109,8 +108,7 @@ pub async fn list_templates(
 #[utoipa::path(
     tag = "templates",
     params(("uuid" = String, Path)),
-    responses((status = 200, body = TemplateView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = TemplateView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/templates/{uuid}/")]
 pub async fn get_template(
@@ -146,8 +144,7 @@ pub struct ChannelListQuery {
 #[utoipa::path(
     tag = "report-channels",
     params(ChannelListQuery),
-    responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = ChannelList), (status = 401, body = ErrorBody))
 )]
 #[get("/v1/report-channels/")]
 pub async fn list_report_channels(
@@ -206,8 +203,7 @@ pub struct MoodQuery {
 #[utoipa::path(
     tag = "mood",
     params(MoodQuery),
-    responses((status = 200, body = MoodView), (status = 400, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = MoodView), (status = 400, body = ErrorBody))
 )]
 #[get("/v1/mood/track/")]
 pub async fn get_mood(
@@ -243,8 +239,7 @@ pub struct MoodBody {
         (status = 200, description = "Recorded"),
         (status = 400, description = "`invalid_score`, `invalid_date_range`", body = ErrorBody),
         (status = 409, description = "`motivation_score_already_completed`", body = ErrorBody),
-    ),
-    security(("api_key" = []), ("cli_token" = []))
+    )
 )]
 #[post("/v1/mood/track/")]
 pub async fn track_mood(

@@ -58,8 +58,7 @@ pub struct InvitedMembers<'a> {
 #[utoipa::path(
     tag = "invitations",
     request_body = InviteBody,
-    responses((status = 200, body = InviteResult), (status = 400, body = ErrorBody), (status = 403, description = "`guest_not_allowed`", body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = InviteResult), (status = 400, body = ErrorBody), (status = 403, description = "`guest_not_allowed`", body = ErrorBody))
 )]
 #[post("/v1/invite-user/")]
 pub async fn invite_user(
@@ -129,8 +128,7 @@ async fn revoke(
 #[utoipa::path(
     tag = "invitations",
     params(PageParams),
-    responses((status = 200, description = "Pending member invitations", body = ListEnvelope<InvitationView>), (status = 403, description = "`org_admin_required`", body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, description = "Pending member invitations", body = ListEnvelope<InvitationView>), (status = 403, description = "`org_admin_required`", body = ErrorBody))
 )]
 #[get("/v1/pending-invitations/")]
 pub async fn list_member_invitations(
@@ -144,8 +142,7 @@ pub async fn list_member_invitations(
 #[utoipa::path(
     tag = "invitations",
     params(PageParams),
-    responses((status = 200, description = "Every pending invitation", body = ListEnvelope<InvitationView>), (status = 403, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, description = "Every pending invitation", body = ListEnvelope<InvitationView>), (status = 403, body = ErrorBody))
 )]
 #[get("/v1/pending-invitations/all/")]
 pub async fn list_all_invitations(
@@ -159,8 +156,7 @@ pub async fn list_all_invitations(
 #[utoipa::path(
     tag = "invitations",
     params(PageParams),
-    responses((status = 200, description = "Pending guest invitations", body = ListEnvelope<InvitationView>), (status = 403, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, description = "Pending guest invitations", body = ListEnvelope<InvitationView>), (status = 403, body = ErrorBody))
 )]
 #[get("/v1/pending-invitations/guests/")]
 pub async fn list_guest_invitations(
@@ -174,8 +170,7 @@ pub async fn list_guest_invitations(
 #[utoipa::path(
     tag = "invitations",
     params(("id" = String, Path)),
-    responses((status = 200, body = InvitationView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = InvitationView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/pending-invitations/guests/{id}/")]
 pub async fn get_guest_invitation(
@@ -189,8 +184,7 @@ pub async fn get_guest_invitation(
 #[utoipa::path(
     tag = "invitations",
     params(("id" = String, Path)),
-    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody))
 )]
 #[delete("/v1/pending-invitations/guests/{id}/")]
 pub async fn delete_guest_invitation(
@@ -204,8 +198,7 @@ pub async fn delete_guest_invitation(
 #[utoipa::path(
     tag = "invitations",
     params(("id" = String, Path)),
-    responses((status = 200, body = InvitationView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = InvitationView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/pending-invitations/{id}/")]
 pub async fn get_invitation(
@@ -219,8 +212,7 @@ pub async fn get_invitation(
 #[utoipa::path(
     tag = "invitations",
     params(("id" = String, Path)),
-    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 204, description = "Revoked"), (status = 404, body = ErrorBody))
 )]
 #[delete("/v1/pending-invitations/{id}/")]
 pub async fn delete_invitation(

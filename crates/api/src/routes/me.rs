@@ -48,8 +48,7 @@ pub struct MeResponse {
         (status = 200, description = "The user the credential acts as", body = MeResponse),
         (status = 401, description = "Missing or invalid credential", body = ErrorBody),
         (status = 403, description = "Owner deactivated or plan without API access", body = ErrorBody),
-    ),
-    security(("api_key" = []), ("cli_token" = []))
+    )
 )]
 #[get("/v1/me/")]
 pub async fn get_me(caller: Caller, _query: Query<MeQuery>) -> HttpResponse {

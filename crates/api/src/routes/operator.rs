@@ -112,8 +112,7 @@ pub struct UpdateUserBody {
 #[utoipa::path(
     tag = "operator",
     request_body = CreateOrganizationBody,
-    responses((status = 201, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 201, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody))
 )]
 #[post("/operator/v1/organizations/")]
 pub async fn create_organization(
@@ -129,8 +128,7 @@ pub async fn create_organization(
     tag = "operator",
     params(("uuid" = String, Path)),
     request_body = UpdateOrganizationBody,
-    responses((status = 200, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 200, body = OperatorOrganizationView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/operator/v1/organizations/{uuid}/")]
 pub async fn update_organization(
@@ -151,8 +149,7 @@ pub async fn update_organization(
         (status = 201, body = OperatorUserView),
         (status = 400, description = "Validation, or e-mail already used in the organization", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    ),
-    security(("operator" = []))
+    )
 )]
 #[post("/operator/v1/organizations/{uuid}/users/")]
 pub async fn create_user(
@@ -169,8 +166,7 @@ pub async fn create_user(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
     request_body = UpdateUserBody,
-    responses((status = 200, body = OperatorUserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 200, body = OperatorUserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/operator/v1/users/{uuid}/")]
 pub async fn update_user(
@@ -187,8 +183,7 @@ pub async fn update_user(
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
-    responses((status = 201, description = "A web-session JWT pair for the user", body = TokenPair), (status = 404, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 201, description = "A web-session JWT pair for the user", body = TokenPair), (status = 404, body = ErrorBody))
 )]
 #[post("/operator/v1/users/{uuid}/sessions/")]
 pub async fn create_session(
@@ -202,8 +197,7 @@ pub async fn create_session(
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
-    responses((status = 201, description = "A CLI bearer token for the user, shown once", body = CliTokenView), (status = 404, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 201, description = "A CLI bearer token for the user, shown once", body = CliTokenView), (status = 404, body = ErrorBody))
 )]
 #[post("/operator/v1/users/{uuid}/cli-tokens/")]
 pub async fn create_cli_token(
@@ -235,8 +229,7 @@ pub struct RegisterChannelBody {
     tag = "operator",
     params(("uuid" = String, Path, description = "Organization")),
     request_body = RegisterChannelBody,
-    responses((status = 201, description = "Registered (or renamed when the id exists)", body = ChannelView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("operator" = []))
+    responses((status = 201, description = "Registered (or renamed when the id exists)", body = ChannelView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[post("/operator/v1/organizations/{uuid}/channels/")]
 pub async fn register_channel(

@@ -29,8 +29,7 @@ pub struct OrganizationView {
 
 #[utoipa::path(
     tag = "directory",
-    responses((status = 200, body = OrganizationView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = OrganizationView), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody))
 )]
 #[get("/v1/organization/")]
 pub async fn get_organization(caller: Caller) -> HttpResponse {
@@ -62,8 +61,7 @@ pub struct UserListQuery {
 #[utoipa::path(
     tag = "directory",
     params(UserListQuery, PageParams),
-    responses((status = 200, body = ListEnvelope<UserView>), (status = 400, description = "`search_query_too_long`, `invalid_filter_value`", body = ErrorBody), (status = 401, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = ListEnvelope<UserView>), (status = 400, description = "`search_query_too_long`, `invalid_filter_value`", body = ErrorBody), (status = 401, body = ErrorBody))
 )]
 #[get("/v1/users/")]
 pub async fn list_users(
@@ -94,8 +92,7 @@ pub struct IncludeEmail {
 #[utoipa::path(
     tag = "directory",
     params(("uuid" = String, Path), IncludeEmail),
-    responses((status = 200, body = UserView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = UserView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/users/{uuid}/")]
 pub async fn get_user(
@@ -159,8 +156,7 @@ impl From<UpdateUserBody> for ProfileInput {
         (status = 400, body = ErrorBody),
         (status = 403, description = "`org_admin_required` (someone else's profile, or role/activation)", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    ),
-    security(("api_key" = []))
+    )
 )]
 #[patch("/v1/users/{uuid}/")]
 pub async fn update_user(
@@ -244,8 +240,7 @@ pub struct ImportantDateQuery {
         (status = 200, description = "Birthdays and work anniversaries, soonest first (a bare list)", body = [ImportantDateView]),
         (status = 400, description = "`invalid_user_identifier`", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    ),
-    security(("api_key" = []), ("cli_token" = []))
+    )
 )]
 #[get("/v1/important-date/")]
 pub async fn list_important_dates(
@@ -266,8 +261,7 @@ pub async fn list_important_dates(
 #[utoipa::path(
     tag = "directory",
     params(("uuid" = String, Path)),
-    responses((status = 200, body = ImportantDateView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = ImportantDateView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/important-date/{uuid}/")]
 pub async fn get_important_date(

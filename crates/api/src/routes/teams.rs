@@ -87,8 +87,7 @@ pub struct TeamListQuery {
 #[utoipa::path(
     tag = "teams",
     params(TeamListQuery, PageParams),
-    responses((status = 200, description = "Admins see every team, others their own", body = ListEnvelope<TeamView>), (status = 401, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, description = "Admins see every team, others their own", body = ListEnvelope<TeamView>), (status = 401, body = ErrorBody))
 )]
 #[get("/v1/teams/")]
 pub async fn list_teams(
@@ -132,8 +131,7 @@ pub struct UpdateTeamBody {
 #[utoipa::path(
     tag = "teams",
     request_body = CreateTeamBody,
-    responses((status = 201, body = TeamView), (status = 400, body = ErrorBody), (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 201, body = TeamView), (status = 400, body = ErrorBody), (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody))
 )]
 #[post("/v1/teams/")]
 pub async fn create_team(
@@ -152,8 +150,7 @@ pub async fn create_team(
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path)),
-    responses((status = 200, body = TeamView), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, body = TeamView), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/teams/{uuid}/")]
 pub async fn get_team(
@@ -169,8 +166,7 @@ pub async fn get_team(
     tag = "teams",
     params(("uuid" = String, Path)),
     request_body = UpdateTeamBody,
-    responses((status = 200, body = TeamView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 200, body = TeamView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/v1/teams/{uuid}/")]
 pub async fn update_team(
@@ -195,8 +191,7 @@ pub async fn update_team(
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path)),
-    responses((status = 204, description = "Archived"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 204, description = "Archived"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[delete("/v1/teams/{uuid}/")]
 pub async fn archive_team(
@@ -219,8 +214,7 @@ pub struct MemberListQuery {
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path), MemberListQuery, PageParams),
-    responses((status = 200, description = "Members; all of them unless paging parameters are given", body = ListEnvelope<TeamMemberView>), (status = 404, body = ErrorBody)),
-    security(("api_key" = []), ("cli_token" = []))
+    responses((status = 200, description = "Members; all of them unless paging parameters are given", body = ListEnvelope<TeamMemberView>), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/teams/{uuid}/members/")]
 pub async fn list_members(
@@ -249,8 +243,7 @@ pub async fn list_members(
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path), ("user" = String, Path)),
-    responses((status = 200, body = TeamMemberView), (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 200, body = TeamMemberView), (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/teams/{uuid}/members/{user}/")]
 pub async fn get_member(
@@ -300,8 +293,7 @@ impl From<MemberRole> for TeamRole {
         (status = 200, description = "Was already a member; role updated if given", body = TeamMemberView),
         (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    ),
-    security(("api_key" = []))
+    )
 )]
 #[put("/v1/teams/{uuid}/members/{user}/")]
 pub async fn put_member(
@@ -332,8 +324,7 @@ pub async fn put_member(
     tag = "teams",
     params(("uuid" = String, Path), ("user" = String, Path)),
     request_body = MemberBody,
-    responses((status = 200, body = TeamMemberView), (status = 403, body = ErrorBody), (status = 404, description = "Not a member of the team", body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 200, body = TeamMemberView), (status = 403, body = ErrorBody), (status = 404, description = "Not a member of the team", body = ErrorBody))
 )]
 #[patch("/v1/teams/{uuid}/members/{user}/")]
 pub async fn patch_member(
@@ -358,8 +349,7 @@ pub async fn patch_member(
 #[utoipa::path(
     tag = "teams",
     params(("uuid" = String, Path), ("user" = String, Path)),
-    responses((status = 204, description = "Removed from the team"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
-    security(("api_key" = []))
+    responses((status = 204, description = "Removed from the team"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[delete("/v1/teams/{uuid}/members/{user}/")]
 pub async fn remove_member(
@@ -413,8 +403,7 @@ pub struct CountedMembers<'a> {
         (status = 400, body = ErrorBody),
         (status = 403, description = "`org_admin_required`, `member_in_scope_required`", body = ErrorBody),
         (status = 404, body = ErrorBody),
-    ),
-    security(("api_key" = []))
+    )
 )]
 #[post("/v1/teams/{uuid}/invite/")]
 pub async fn invite_to_team(
