@@ -149,30 +149,30 @@ for scope in READS WRITES MESSAGING EMAIL INVITATIONS WORKFLOW_TRIGGERS AGENT AU
     LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_HOUR_$scope=$RATE_LIMIT")
 done
 
-# run_teamcomm [ENV=VALUE...] -- ARGS...: the binary in the bench environment.
-run_teamcomm() {
+# The environment of every teamcomm process the bench runs.
+BENCH_ENV=(
+    -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV
+    -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER
+    DATABASE_URL="$BENCH_DATABASE_URL"
+    "${LIMITS[@]}"
+    RUST_LOG=warn
+)
+
+# start_server NAME LISTEN [ENV=VALUE...] -- ARGS...: starts a server in the background and waits
+# until it is ready. Its output goes to $WORK/server-NAME.stdout and .stderr. (env execs the
+# binary, so the recorded pid is the server's own and cleanup stops it.)
+start_server() {
+    local name=$1 listen=$2
+    shift 2
     local extra=()
     while [[ $1 != -- ]]; do
         extra+=("$1")
         shift
     done
     shift
-    env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV \
-        -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER \
-        DATABASE_URL="$BENCH_DATABASE_URL" \
-        "${LIMITS[@]}" \
-        RUST_LOG=warn \
-        "${extra[@]+"${extra[@]}"}" \
-        "$BIN" "$@"
-}
-
-# start_server NAME LISTEN [ENV=VALUE...] -- ARGS...: starts a server in the background and waits
-# until it is ready. Its output goes to $WORK/server-NAME.stdout and .stderr.
-start_server() {
-    local name=$1 listen=$2
-    shift 2
-    log "starting $BIN ($name) on $listen"
-    run_teamcomm TEAMCOMM_LISTEN="$listen" "$@" >"$WORK/server-$name.stdout" 2>"$WORK/server-$name.stderr" &
+    log "starting $BIN $* ($name) on $listen"
+    env "${BENCH_ENV[@]}" TEAMCOMM_LISTEN="$listen" "${extra[@]+"${extra[@]}"}" "$BIN" "$@" \
+        >"$WORK/server-$name.stdout" 2>"$WORK/server-$name.stderr" &
     local pid=$!
     SERVER_PIDS+=("$pid")
     local _
@@ -249,7 +249,7 @@ PGOPTIONS="-c client_min_messages=warning" psql -h "$PG_HOST" -p "$PG_PORT" -U "
         WHERE u.id = '$BIG_ADMIN'" \
     -c "VACUUM ANALYZE users" \
     -c "ANALYZE organizations" >/dev/null
-BIG_KEY="$(run_teamcomm -- admin create-api-key "$BIG_ADMIN" --name bench 2>"$WORK/admin.stderr" |
+BIG_KEY="$(env "${BENCH_ENV[@]}" "$BIN" admin create-api-key "$BIG_ADMIN" --name bench 2>"$WORK/admin.stderr" |
     grep -oE 'tck_[0-9A-Za-z]{38}' | head -n 1 || true)"
 [[ -n $BIG_KEY ]] || die "teamcomm admin create-api-key gave no key: $(tail -n 5 "$WORK/admin.stderr")"
 
