@@ -52,6 +52,8 @@ pub struct Settings {
     pub plan_cache_ttl: Duration,
     /// How long a directory page may be served from memory (0 disables the cache).
     pub directory_cache_ttl: Duration,
+    /// How long an API key's credential may be served from memory (0 disables the cache).
+    pub key_cache_ttl: Duration,
     pub app_url: String,
     pub base_url: String,
     pub log_format: LogFormat,
@@ -89,6 +91,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_USAGE_FLUSH_SECS",
     "TEAMCOMM_BENCH_FLOOR",
     "TEAMCOMM_DIRECTORY_CACHE_TTL_SECS",
+    "TEAMCOMM_KEY_CACHE_TTL_SECS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_MESSAGING",
@@ -258,6 +261,7 @@ impl Settings {
             )?,
             plan_cache_ttl: secs("TEAMCOMM_PLAN_CACHE_TTL_SECS", 60, 0, 3600)?,
             directory_cache_ttl: secs("TEAMCOMM_DIRECTORY_CACHE_TTL_SECS", 5, 0, 300)?,
+            key_cache_ttl: secs("TEAMCOMM_KEY_CACHE_TTL_SECS", 5, 0, 300)?,
             app_url,
             base_url,
             log_format,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use teamcomm_cache::{OrgSnapshotCache, PeoplePageCache};
+use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch};
 use teamcomm_forms::TemplateService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, UsageTracker};
@@ -46,15 +46,24 @@ impl AppState {
         let clock: SharedClock = Arc::new(SystemClock);
         // Organizations and people: Postgres, under the people-page cache, under the plan
         // snapshot cache. Every reader and writer gets the outer one, so each cache sees the
-        // writes it must forget.
-        let people_pages: Arc<dyn OrgRepository> = Arc::new(PeoplePageCache::new(
-            Arc::new(PgOrgRepository::new(db.clone())),
-            settings.directory_cache_ttl,
-        ));
+        // writes it must forget; people writes also advance the epoch that ends cached API-key
+        // credentials (their owners).
+        let credentials_epoch = WriteEpoch::default();
+        let people_pages: Arc<dyn OrgRepository> = Arc::new(
+            PeoplePageCache::new(
+                Arc::new(PgOrgRepository::new(db.clone())),
+                settings.directory_cache_ttl,
+            )
+            .with_people_epoch(credentials_epoch.clone()),
+        );
         let orgs = Arc::new(OrgSnapshotCache::new(people_pages, settings.plan_cache_ttl));
         let teams = Arc::new(PgTeamRepository::new(db.clone()));
         let keys = KeyService::new(
-            Arc::new(PgKeyRepository::new(db.clone())),
+            Arc::new(KeyCredentialCache::new(
+                Arc::new(PgKeyRepository::new(db.clone())),
+                settings.key_cache_ttl,
+                credentials_epoch,
+            )),
             orgs.clone(),
             orgs.clone(),
             Arc::new(UsageTracker::default()),

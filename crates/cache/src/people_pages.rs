@@ -16,6 +16,7 @@ use teamcomm_org::{
     UserFilter, UserPatch,
 };
 
+use crate::WriteEpoch;
 use crate::generations::Generations;
 
 type PageKey = (OrgId, u64, UserFilter, PageRequest);
@@ -26,6 +27,9 @@ pub struct PeoplePageCache {
     /// `None` when the time-to-live is zero: every page is read from `inner`.
     pages: Option<Cache<PageKey, Arc<Page<User>>>>,
     generations: Generations,
+    /// Advanced on every change to people, for the caches that hold people elsewhere (API-key
+    /// owners in [`crate::KeyCredentialCache`]).
+    people_epoch: Option<WriteEpoch>,
 }
 
 impl PeoplePageCache {
@@ -40,12 +44,22 @@ impl PeoplePageCache {
             inner,
             pages,
             generations: Generations::default(),
+            people_epoch: None,
         }
+    }
+
+    /// Also advances `epoch` on every change to people.
+    pub fn with_people_epoch(mut self, epoch: WriteEpoch) -> Self {
+        self.people_epoch = Some(epoch);
+        self
     }
 
     /// Makes every cached page of `org` unreachable (they expire on their own).
     fn people_changed(&self, org: OrgId) {
         self.generations.bump(org);
+        if let Some(epoch) = &self.people_epoch {
+            epoch.advance();
+        }
     }
 }
 
