@@ -15,6 +15,7 @@ contract!(
     members_list_by_name_with_counts_and_pages,
     removing_a_member_takes_them_out,
     memberships_refuse_unknown_teams_and_people,
+    memberships_never_cross_organizations,
     team_names_outside_the_stored_bounds_are_refused,
 );
 
@@ -387,17 +388,15 @@ async fn removing_a_member_takes_them_out(p: Ports) {
 async fn memberships_refuse_unknown_teams_and_people(p: Ports) {
     let f = fixture(&p).await;
     let team = p.teams.create_team(f.org.id, "Core", &[]).await.unwrap();
-    assert_conflict(
+    assert_not_found(
         p.teams
             .put_member(f.org.id, TeamId::new(), f.ann.id, None)
             .await,
-        "team_members_team_id_fkey",
     );
-    assert_conflict(
+    assert_not_found(
         p.teams
             .put_member(f.org.id, team.id, UserId::new(), None)
             .await,
-        "team_members_user_id_fkey",
     );
     assert_eq!(
         p.teams
@@ -428,4 +427,36 @@ async fn team_names_outside_the_stored_bounds_are_refused(p: Ports) {
         .unwrap();
     assert_refused_by_check(p.teams.update_team(f.org.id, team.id, Some(""), None).await);
     assert_eq!(p.teams.get_team(f.org.id, team.id).await.unwrap(), team);
+}
+
+async fn memberships_never_cross_organizations(p: Ports) {
+    let org = p.org("Acme").await;
+    let other = p.org("Other").await;
+    let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
+    let sam = p.user(&other, "sam@other.test", "Sam", "").await;
+    let ours = p.teams.create_team(org.id, "Ours", &[]).await.unwrap();
+    let theirs = p
+        .teams
+        .create_team(other.id, "Theirs", &[sam.id])
+        .await
+        .unwrap();
+    // Their person into our team: refused, and nothing is written.
+    assert_not_found(p.teams.put_member(org.id, ours.id, sam.id, None).await);
+    assert!(!p.teams.is_member(ours.id, sam.id).await.unwrap());
+    // Our person into their team, or taking their member out, through our organization.
+    assert_not_found(p.teams.put_member(org.id, theirs.id, ann.id, None).await);
+    assert_not_found(p.teams.remove_member(org.id, theirs.id, sam.id).await);
+    assert_eq!(
+        p.teams
+            .get_team(other.id, theirs.id)
+            .await
+            .unwrap()
+            .members_count,
+        1
+    );
+    assert_not_found(
+        p.teams
+            .put_member(org.id, TeamId::new(), ann.id, None)
+            .await,
+    );
 }

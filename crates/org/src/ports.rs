@@ -93,7 +93,8 @@ pub trait TeamRepository: Send + Sync + 'static {
         team: TeamId,
         user: UserId,
     ) -> Result<TeamMember, RepoError>;
-    /// Adds or updates a membership; the flag is true when it was added.
+    /// Adds or updates a membership; the flag is true when it was added. `NotFound` (and
+    /// nothing written) when the team or the person is not of `org`.
     async fn put_member(
         &self,
         org: OrgId,

@@ -557,11 +557,12 @@ impl TeamRepository for InMemoryTeamRepository {
     ) -> Result<(TeamMember, bool), RepoError> {
         let added = {
             let mut state = lock(&self.state);
-            if !state.teams.contains_key(&team) {
-                return Err(conflict("team_members_team_id_fkey"));
-            }
-            if self.people.user(user).is_none() {
-                return Err(conflict("team_members_user_id_fkey"));
+            // Like the adapter: the team and the person must both be of `org`, else nothing is
+            // written and the answer is `NotFound`.
+            if state.teams.get(&team).is_none_or(|t| t.org_id != org)
+                || self.people.user(user).is_none_or(|u| u.org_id != org)
+            {
+                return Err(RepoError::NotFound);
             }
             match state
                 .members
@@ -589,10 +590,10 @@ impl TeamRepository for InMemoryTeamRepository {
     }
 
     async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
-        if self.people.user(user).is_none_or(|u| u.org_id != org) {
+        let mut state = lock(&self.state);
+        if state.teams.get(&team).is_none_or(|t| t.org_id != org) {
             return Err(RepoError::NotFound);
         }
-        let mut state = lock(&self.state);
         let before = state.members.len();
         state
             .members

@@ -360,7 +360,8 @@ impl KeyRepository for PgKeyRepository {
         let mut conn = self.db.conn().await?;
         diesel::sql_query(
             "UPDATE api_keys SET last_usage_at = GREATEST(COALESCE(api_keys.last_usage_at, u.at), u.at) \
-             FROM unnest($1, $2) AS u(id, at) WHERE api_keys.id = u.id",
+             FROM (SELECT id, max(at) AS at FROM unnest($1, $2) AS b(id, at) GROUP BY id) AS u \
+             WHERE api_keys.id = u.id",
         )
         .bind::<Array<SqlUuid>, _>(ids)
         .bind::<Array<Timestamptz>, _>(ats)

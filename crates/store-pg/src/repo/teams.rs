@@ -258,30 +258,36 @@ impl TeamRepository for PgTeamRepository {
         user: UserId,
         role: Option<TeamRole>,
     ) -> Result<(TeamMember, bool), RepoError> {
+        // Both the team and the person must belong to `org`: the write itself checks it, so
+        // the port can never make a membership across organizations.
         let inserted = {
             let mut conn = self.db.conn().await?;
-            let inserted = diesel::insert_into(team_members::table)
-                .values((
-                    team_members::team_id.eq(team.0),
-                    team_members::user_id.eq(user.0),
-                    team_members::role.eq(role.unwrap_or(TeamRole::Member).as_str()),
-                ))
-                .on_conflict((team_members::team_id, team_members::user_id))
-                .do_nothing()
-                .execute(&mut conn)
-                .await
-                .map_err(db_error)?;
+            let inserted = diesel::sql_query(
+                "INSERT INTO team_members (team_id, user_id, role) \
+                 SELECT t.id, u.id, $4 FROM teams t JOIN users u \
+                   ON u.id = $2 AND u.organization_id = t.organization_id \
+                 WHERE t.id = $1 AND t.organization_id = $3 \
+                 ON CONFLICT (team_id, user_id) DO NOTHING",
+            )
+            .bind::<diesel::sql_types::Uuid, _>(team.0)
+            .bind::<diesel::sql_types::Uuid, _>(user.0)
+            .bind::<diesel::sql_types::Uuid, _>(org.0)
+            .bind::<diesel::sql_types::Text, _>(role.unwrap_or(TeamRole::Member).as_str())
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
             if inserted == 0
                 && let Some(role) = role
             {
-                diesel::update(
-                    team_members::table.filter(
-                        team_members::team_id
-                            .eq(team.0)
-                            .and(team_members::user_id.eq(user.0)),
-                    ),
+                diesel::sql_query(
+                    "UPDATE team_members m SET role = $4 FROM teams t \
+                     WHERE m.team_id = $1 AND m.user_id = $2 \
+                       AND t.id = m.team_id AND t.organization_id = $3",
                 )
-                .set(team_members::role.eq(role.as_str()))
+                .bind::<diesel::sql_types::Uuid, _>(team.0)
+                .bind::<diesel::sql_types::Uuid, _>(user.0)
+                .bind::<diesel::sql_types::Uuid, _>(org.0)
+                .bind::<diesel::sql_types::Text, _>(role.as_str())
                 .execute(&mut conn)
                 .await
                 .map_err(db_error)?;
@@ -293,14 +299,14 @@ impl TeamRepository for PgTeamRepository {
 
     async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        let in_org = users::table
-            .filter(users::organization_id.eq(org.0))
-            .select(users::id);
+        let teams_of_org = teams::table
+            .filter(teams::organization_id.eq(org.0))
+            .select(teams::id);
         let n = diesel::delete(
             team_members::table
                 .filter(team_members::team_id.eq(team.0))
                 .filter(team_members::user_id.eq(user.0))
-                .filter(team_members::user_id.eq_any(in_org)),
+                .filter(team_members::team_id.eq_any(teams_of_org)),
         )
         .execute(&mut conn)
         .await
