@@ -3,12 +3,13 @@
 use teamcomm_kernel::OrgId;
 use teamcomm_messaging::{Channel, ChannelType, NewChannel};
 
-use crate::ports::Ports;
+use crate::ports::{Ports, assert_conflict};
 
 contract!(
     a_channel_reads_back_and_registering_again_updates_it,
     channels_list_by_name_bytewise_and_filter_literally,
     channels_are_scoped_by_organization,
+    a_channel_of_an_unknown_organization_is_refused,
 );
 
 fn channel(id: &str, name: &str, kind: &str) -> NewChannel {
@@ -124,5 +125,13 @@ async fn channels_are_scoped_by_organization(p: Ports) {
             .await
             .unwrap()
             .is_empty()
+    );
+}
+
+async fn a_channel_of_an_unknown_organization_is_refused(p: Ports) {
+    let new = NewChannel::new("C1", "general", "slack", "channel").unwrap();
+    assert_conflict(
+        p.channels.upsert_channel(OrgId::new(), &new).await,
+        "report_channels_organization_id_fkey",
     );
 }

@@ -3,24 +3,7 @@
 //! with the reason. Fixing the adapter means deleting the ignore by moving the behaviour into
 //! its port's file.
 
-use teamcomm_kernel::OrgId;
-use teamcomm_messaging::NewChannel;
-
-use crate::ports::{Ports, assert_conflict};
-
-mod channel_organizations {
-    use super::*;
-
-    contract_gap!(in_memory lags: "InMemoryChannelRepository cannot see organizations, so it stores channels of organizations that do not exist", a_channel_of_an_unknown_organization_is_refused);
-
-    pub(super) async fn a_channel_of_an_unknown_organization_is_refused(p: Ports) {
-        let new = NewChannel::new("C1", "general", "slack", "channel").unwrap();
-        assert_conflict(
-            p.channels.upsert_channel(OrgId::new(), &new).await,
-            "report_channels_organization_id_fkey",
-        );
-    }
-}
+use crate::ports::Ports;
 
 mod built_in_templates {
     use super::*;

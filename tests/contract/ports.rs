@@ -49,6 +49,9 @@ impl Ports {
     pub fn in_memory() -> Ports {
         let org = InMemoryOrgPorts::new(Arc::new(teamcomm_kernel::SystemClock));
         let templates = Arc::new(InMemoryTemplateRepository::new());
+        let people = org.people.clone();
+        let channels =
+            InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id));
         Ports {
             keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
             snapshots: Arc::new(UncachedOrgSnapshots::new(org.people.clone())),
@@ -57,7 +60,7 @@ impl Ports {
             invitations: org.invitations,
             moods: org.moods,
             templates: templates.clone(),
-            channels: Arc::new(InMemoryChannelRepository::new()),
+            channels: Arc::new(channels),
             store: Store::Memory(templates),
         }
     }

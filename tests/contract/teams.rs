@@ -3,7 +3,7 @@
 use teamcomm_kernel::{PageRequest, TeamId, UserId};
 use teamcomm_org::{Organization, Team, TeamFilter, TeamRole, User};
 
-use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
+use crate::ports::{Ports, assert_not_found, assert_refused_by_check};
 
 contract!(
     a_team_reads_back_with_its_in_organization_members,

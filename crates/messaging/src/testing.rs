@@ -15,6 +15,9 @@ use crate::{Channel, ChannelRepository, NewChannel};
 pub struct InMemoryChannelRepository {
     clock: SharedClock,
     channels: Mutex<Vec<Channel>>,
+    /// Which organizations exist, when known: a channel of another one is refused as the
+    /// Postgres foreign key refuses it.
+    organizations: Option<Arc<dyn Fn(OrgId) -> bool + Send + Sync>>,
 }
 
 impl Default for InMemoryChannelRepository {
@@ -33,7 +36,18 @@ impl InMemoryChannelRepository {
         InMemoryChannelRepository {
             clock,
             channels: Mutex::new(Vec::new()),
+            organizations: None,
         }
+    }
+
+    /// Refuses channels of organizations for which `exists` says no
+    /// (`report_channels_organization_id_fkey`, as Postgres does).
+    pub fn with_organizations(
+        mut self,
+        exists: impl Fn(OrgId) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.organizations = Some(Arc::new(exists));
+        self
     }
 }
 
@@ -50,6 +64,15 @@ impl ChannelRepository for InMemoryChannelRepository {
                     "violates check constraint {constraint}"
                 )));
             }
+        }
+        if self
+            .organizations
+            .as_ref()
+            .is_some_and(|exists| !exists(org))
+        {
+            return Err(RepoError::Conflict {
+                constraint: "report_channels_organization_id_fkey".to_owned(),
+            });
         }
         let mut channels = self.channels.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(existing) = channels

@@ -114,7 +114,9 @@ impl InMemoryOrgRepository {
         self.clock.now()
     }
 
-    fn org_exists(&self, id: OrgId) -> bool {
+    /// True when the organization exists (for in-memory adapters of other domains, whose rows
+    /// reference organizations the way foreign keys do in Postgres).
+    pub fn org_exists(&self, id: OrgId) -> bool {
         lock(&self.orgs).contains_key(&id)
     }
 
