@@ -1,6 +1,7 @@
 //! `TestDb`: `CREATE DATABASE … TEMPLATE <migrated template>` per test, dropped afterwards.
 //!
-//! The template's name carries a hash of `migrations/`, so a changed migration builds a new one.
+//! The template's name carries a hash of `migrations/` and of the migrations the binary embeds,
+//! so a changed migration, or a binary built before one was added, builds its own template.
 //! Template creation is serialised across test processes with an advisory lock. Databases left by
 //! crashed runs (their creating process is gone) are swept on the next run.
 
@@ -52,6 +53,17 @@ fn migrations_hash() -> String {
     for f in files {
         let rel = f.strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
         for b in rel.bytes().chain(std::fs::read(&f).unwrap()) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    // The migrations this binary embeds, too: a binary built before a migration was added must
+    // not fill a template named for the newer set.
+    use diesel::migration::MigrationSource;
+    let embedded = MigrationSource::<diesel::pg::Pg>::migrations(&teamcomm_store_pg::MIGRATIONS)
+        .expect("embedded migrations");
+    for m in embedded {
+        for b in m.name().to_string().bytes() {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
