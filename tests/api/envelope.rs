@@ -145,12 +145,24 @@ async fn unknown_body_fields_are_refused_by_name() {
             "POST",
             "/api/org/api-keys/",
             &session,
-            Some(json!({"is_agent_key": "yes"})),
+            Some(json!({"is_agent_key": "yes", "scopes": "all", "expiration": "soon"})),
         )
         .await;
     r.assert_error(400, "params_validation_error");
-    assert!(r.body["errors"]["name"].is_array(), "{}", r.text);
-    assert!(r.body["errors"]["is_agent_key"].is_array(), "{}", r.text);
+    // Every bad field in one answer, and nothing stored.
+    let named: Vec<&String> = r.body["errors"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        named,
+        ["expiration", "is_agent_key", "name", "scopes"],
+        "{}",
+        r.text
+    );
+    let keys = app.keys("GET", "/api/org/api-keys/", &session, None).await;
+    assert_eq!(
+        keys.body["count"], 1,
+        "only the admin's own key: {}",
+        keys.text
+    );
 }
 
 #[actix_web::test]

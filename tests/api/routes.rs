@@ -5,18 +5,7 @@ use serde_json::json;
 use teamcomm_api::policy::{Credentials, Route};
 use teamcomm_api::routes::registry;
 use teamcomm_keys::CliAccess;
-use teamcomm_tests::TestApp;
-
-const ANY_ID: &str = "0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
-
-/// A concrete path for a route template (every placeholder an id that names nothing).
-fn concrete(r: &Route) -> String {
-    r.path
-        .split('/')
-        .map(|s| if s.starts_with('{') { ANY_ID } else { s })
-        .collect::<Vec<_>>()
-        .join("/")
-}
+use teamcomm_tests::{TestApp, concrete_path};
 
 fn general_routes() -> impl Iterator<Item = &'static Route> {
     registry()
@@ -44,7 +33,7 @@ async fn every_general_route_refuses_a_request_without_credentials() {
     let app = TestApp::spawn().await;
     let mut checked = 0;
     for r in general_routes() {
-        let res = app.send(r.method, &concrete(r), &[], None).await;
+        let res = app.send(r.method, &concrete_path(&r.path), &[], None).await;
         assert_eq!(
             (res.status, res.code()),
             (401, "credential_absent"),
@@ -57,63 +46,65 @@ async fn every_general_route_refuses_a_request_without_credentials() {
     assert!(checked >= 30, "only {checked} general routes");
 }
 
-#[actix_web::test]
-async fn free_plan_cli_sessions_reach_only_the_allow_list() {
+/// Calls every general route with a CLI token of a new organization on `plan`, and checks that
+/// exactly the routes `refused` picks answer 403 `code`; returns those answers.
+async fn cli_walk(
+    plan: &str,
+    code: &str,
+    refused: impl Fn(&Route) -> bool,
+) -> Vec<teamcomm_tests::Resp> {
     let app = TestApp::spawn().await;
-    let org = app.create_org("free").await;
+    let org = app.create_org(plan).await;
     let token = cli_token(&app, &org, "admin").await;
+    let mut answers = Vec::new();
     for r in general_routes() {
         let res = app
             .send(
                 r.method,
-                &concrete(r),
+                &concrete_path(&r.path),
                 &[("Authorization", &token)],
                 Some(json!({})),
             )
             .await;
-        let upgrade = res.status == 403 && res.code() == "plan_upgrade_required";
+        let was_refused = res.status == 403 && res.code() == code;
         assert_eq!(
-            upgrade,
-            r.policy.cli != CliAccess::AnyPlan,
+            was_refused,
+            refused(r),
             "{} {}: {} {}",
             r.method,
             r.path,
             res.status,
             res.text
         );
-        if upgrade {
-            assert!(
-                res.body["upgrade_url"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with("/billing/plans")
-            );
+        if was_refused {
+            answers.push(res);
         }
+    }
+    answers
+}
+
+#[actix_web::test]
+async fn free_plan_cli_sessions_reach_only_the_allow_list() {
+    let refused = cli_walk("free", "plan_upgrade_required", |r| {
+        r.policy.cli != CliAccess::AnyPlan
+    })
+    .await;
+    for res in refused {
+        let url = res.body["upgrade_url"].as_str().unwrap_or_default();
+        assert!(url.ends_with("/billing/plans"), "{}", res.text);
     }
 }
 
 #[actix_web::test]
 async fn the_directory_is_read_only_to_paid_cli_sessions() {
-    let app = TestApp::spawn().await;
-    let org = app.create_org("business").await;
-    let token = cli_token(&app, &org, "admin").await;
-    for r in general_routes() {
-        let res = app
-            .send(
-                r.method,
-                &concrete(r),
-                &[("Authorization", &token)],
-                Some(json!({})),
-            )
-            .await;
-        let refused = res.status == 403 && res.code() == "insufficient_scope";
+    let refused = cli_walk("business", "insufficient_scope", |r| {
+        r.policy.cli == CliAccess::Refused
+    })
+    .await;
+    for res in refused {
         assert_eq!(
-            refused,
-            r.policy.cli == CliAccess::Refused,
-            "{} {}: {} {}",
-            r.method,
-            r.path,
-            res.status,
+            res.body["extra"]["required_scope"], "api_key",
+            "{}",
             res.text
         );
     }
@@ -122,20 +113,30 @@ async fn the_directory_is_read_only_to_paid_cli_sessions() {
 #[actix_web::test]
 async fn admin_only_routes_refuse_members_before_anything_else() {
     let app = TestApp::spawn().await;
-    let (org, admin, session, _) = app.org_with_admin_key("business").await;
+    let (org, _, session, admin_key) = app.org_with_admin_key("business").await;
     let member = app.create_user(&org, "member").await;
     let (_, member_key) = app
         .create_key(&session, json!({"name": "m", "for_user_id": member}))
         .await;
-    let _ = admin;
+    let team = app
+        .send(
+            "POST",
+            "/v1/teams/",
+            &[("X-API-KEY", &admin_key)],
+            Some(json!({"name": "Core"})),
+        )
+        .await;
+    let team = team.body["uuid"].as_str().unwrap().to_owned();
     let mut admin_only = 0;
     for r in general_routes().filter(|r| r.policy.admin_only) {
+        // A real team and person, and a body that would change them were the call allowed.
+        let path = concrete_path(&r.path.replace("{uuid}", &team).replace("{user}", &member));
         let res = app
             .send(
                 r.method,
-                &concrete(r),
+                &path,
                 &[("X-API-KEY", &member_key)],
-                Some(json!({})),
+                Some(json!({"name": "Taken over"})),
             )
             .await;
         res.assert_error(403, "org_admin_required");
@@ -144,6 +145,13 @@ async fn admin_only_routes_refuse_members_before_anything_else() {
     // The spec's list: team members (GET, PUT, PATCH, DELETE) and team invite, plus the
     // pending invitations and team authoring, which only admins may do here.
     assert!(admin_only >= 5, "{admin_only}");
+    let teams = app
+        .get_with_key("/v1/teams/?include_archived=true", &admin_key)
+        .await;
+    assert_eq!(teams.body["count"], 1, "{}", teams.text);
+    assert_eq!(teams.body["results"][0]["name"], "Core");
+    assert_eq!(teams.body["results"][0]["active"], true);
+    assert_eq!(teams.body["results"][0]["members_count"], 0);
 }
 
 #[test]
@@ -267,11 +275,7 @@ async fn every_documented_operation_has_a_policy() {
     let doc = app.send("GET", "/v1/openapi.json", &[], None).await.body;
     let mut operations = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
-        let concrete = path
-            .split('/')
-            .map(|s| if s.starts_with('{') { ANY_ID } else { s })
-            .collect::<Vec<_>>()
-            .join("/");
+        let concrete = concrete_path(path);
         for method in item.as_object().unwrap().keys() {
             let method = method.to_uppercase();
             assert!(

@@ -7,3 +7,15 @@ mod http;
 
 pub use db::TestDb;
 pub use http::{OPERATOR_TOKEN, Resp, TestApp, TestAppBuilder};
+
+/// A UUID that names nothing: what a path placeholder gets when the object does not matter.
+pub const ANY_ID: &str = "0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b";
+
+/// A concrete path for a route template: every placeholder left becomes [`ANY_ID`].
+pub fn concrete_path(template: &str) -> String {
+    template
+        .split('/')
+        .map(|s| if s.starts_with('{') { ANY_ID } else { s })
+        .collect::<Vec<_>>()
+        .join("/")
+}

@@ -113,7 +113,7 @@ pub struct Search(pub Option<String>);
 
 impl<'de> Deserialize<'de> for Search {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        text(d, |s| filters::search(Some(s)).map(Search))
+        text(d, |s| filters::search(s).map(Search))
     }
 }
 
@@ -160,9 +160,7 @@ pub struct UserRef(pub uuid::Uuid);
 
 impl<'de> Deserialize<'de> for UserRef {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        text(d, |s| {
-            filters::user_identifier(Some(s)).map(|u| UserRef(u.unwrap_or_default()))
-        })
+        text(d, |s| filters::user_identifier(s).map(UserRef))
     }
 }
 

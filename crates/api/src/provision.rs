@@ -122,13 +122,22 @@ pub async fn create_cli_token(
     })
 }
 
-/// Registers (or renames) a chat channel of `org`; its platform defaults to the one the
-/// organization connected.
+/// Registers (or renames) a chat channel of `org` (404 when there is no such organization). Its
+/// platform defaults to the one the organization connected, its type to `channel`.
 pub async fn register_channel(
     state: &AppState,
     org: OrgId,
-    new: impl FnOnce(&str) -> Result<NewChannel, Error>,
+    id: &str,
+    name: &str,
+    platform: Option<&str>,
+    channel_type: Option<&str>,
 ) -> Result<Channel, Error> {
-    let platform = state.organizations.chat_platform(org).await?;
-    state.channels.register(org, &new(&platform)?).await
+    let connected = state.organizations.chat_platform(org).await?;
+    let new = NewChannel::new(
+        id,
+        name,
+        platform.unwrap_or(&connected),
+        channel_type.unwrap_or("channel"),
+    )?;
+    state.channels.register(org, &new).await
 }

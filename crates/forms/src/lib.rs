@@ -19,6 +19,15 @@ pub enum TemplateType {
     Forms,
 }
 
+impl teamcomm_kernel::WireEnum for TemplateType {
+    const NAME: &'static str = "TemplateType";
+    const ALL: &'static [Self] = &[TemplateType::Checkins, TemplateType::Forms];
+
+    fn as_str(self) -> &'static str {
+        TemplateType::as_str(self)
+    }
+}
+
 impl TemplateType {
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -1,4 +1,6 @@
-//! Query-filter validation shared by every list (spec "Filter and query codes").
+//! Query-filter rules shared by every list (spec "Filter and query codes"): how one parameter's
+//! text reads, and the code a bad one answers. The app's query decoder names the parameter
+//! (`extra.parameter`).
 
 use time::Date;
 use uuid::Uuid;
@@ -8,53 +10,25 @@ use crate::{Error, ErrorCode};
 /// Longest `?search=` accepted anywhere.
 pub const MAX_SEARCH_CHARS: usize = 256;
 
-/// `?search=`: trimmed; empty means no search; over 256 characters is
-/// `search_query_too_long`.
-pub fn search(raw: Option<&str>) -> Result<Option<String>, Error> {
-    let Some(raw) = raw else { return Ok(None) };
+/// A search text: trimmed; blank means no search; over 256 characters is
+/// `search_query_too_long`; a NUL character (which PostgreSQL text cannot hold) is
+/// `invalid_filter_value`.
+pub fn search(raw: &str) -> Result<Option<String>, Error> {
     if raw.contains('\0') {
         return Err(Error::new(
             ErrorCode::InvalidFilterValue,
             "The search query contains a NUL character.",
-        )
-        .with_extra("parameter", "search"));
+        ));
     }
     if raw.chars().count() > MAX_SEARCH_CHARS {
         return Err(Error::new(
             ErrorCode::SearchQueryTooLong,
             format!("The search query is longer than {MAX_SEARCH_CHARS} characters."),
         )
-        .with_extra("max_length", MAX_SEARCH_CHARS)
-        .with_extra("parameter", "search"));
+        .with_extra("max_length", MAX_SEARCH_CHARS));
     }
     let trimmed = raw.trim();
     Ok((!trimmed.is_empty()).then(|| trimmed.to_owned()))
-}
-
-/// An inclusive range of days from `start_date`/`end_date` (either may be open).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DateRange {
-    pub start: Option<Date>,
-    pub end: Option<Date>,
-}
-
-impl DateRange {
-    /// Parses `YYYY-MM-DD` bounds; a malformed date or `start > end` is `invalid_date_range`.
-    pub fn parse(start: Option<&str>, end: Option<&str>) -> Result<DateRange, Error> {
-        let range = DateRange {
-            start: start.map(|s| day(s, "start_date")).transpose()?,
-            end: end.map(|s| day(s, "end_date")).transpose()?,
-        };
-        if let (Some(s), Some(e)) = (range.start, range.end)
-            && s > e
-        {
-            return Err(Error::new(
-                ErrorCode::InvalidDateRange,
-                "start_date must not be after end_date.",
-            ));
-        }
-        Ok(range)
-    }
 }
 
 /// A day written `YYYY-MM-DD` (exactly; `2026-1-1` is not one).
@@ -64,42 +38,19 @@ pub fn parse_day(raw: &str) -> Option<Date> {
     Date::parse(raw, &fmt).ok().filter(|_| raw.len() == 10)
 }
 
-fn day(raw: &str, parameter: &str) -> Result<Date, Error> {
-    parse_day(raw).ok_or_else(|| {
-        Error::new(
-            ErrorCode::InvalidDateRange,
-            format!("{parameter} must be a date in the format YYYY-MM-DD."),
-        )
-        .with_extra("parameter", parameter)
-    })
+/// A person named by UUID (`invalid_user_identifier` otherwise).
+pub fn user_identifier(raw: &str) -> Result<Uuid, Error> {
+    Uuid::parse_str(raw.trim())
+        .map_err(|_| Error::new(ErrorCode::InvalidUserIdentifier, "Must be a user UUID."))
 }
 
-/// `?user=`: must be a UUID (`invalid_user_identifier`).
-pub fn user_identifier(raw: Option<&str>) -> Result<Option<Uuid>, Error> {
-    raw.map(|s| {
-        Uuid::parse_str(s.trim()).map_err(|_| {
-            Error::new(
-                ErrorCode::InvalidUserIdentifier,
-                "`user` must be a user UUID.",
-            )
-            .with_extra("parameter", "user")
-        })
-    })
-    .transpose()
-}
-
-/// A boolean query flag: `true`/`false`/`1`/`0` (case-insensitive), else `invalid_filter_value`.
-pub fn flag(raw: Option<&str>, parameter: &str) -> Result<Option<bool>, Error> {
-    raw.map(|s| match s.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Ok(true),
-        "false" | "0" | "no" => Ok(false),
-        _ => Err(Error::new(
-            ErrorCode::InvalidFilterValue,
-            format!("`{parameter}` must be true or false."),
-        )
-        .with_extra("parameter", parameter)),
-    })
-    .transpose()
+/// A boolean flag: `true`/`false`, `1`/`0` or `yes`/`no`, in any case.
+pub fn parse_flag(raw: &str) -> Option<bool> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Some(true),
+        "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -108,46 +59,38 @@ mod tests {
 
     #[test]
     fn search_limits() {
-        assert_eq!(search(None).unwrap(), None);
-        assert_eq!(search(Some("  ")).unwrap(), None);
-        assert_eq!(search(Some(" ada ")).unwrap().as_deref(), Some("ada"));
-        assert!(search(Some(&"é".repeat(256))).is_ok());
-        let e = search(Some(&"a".repeat(257))).unwrap_err();
+        assert_eq!(search("  ").unwrap(), None);
+        assert_eq!(search(" ada ").unwrap().as_deref(), Some("ada"));
+        assert!(search(&"é".repeat(256)).is_ok());
+        let e = search(&"a".repeat(257)).unwrap_err();
         assert_eq!(e.code(), ErrorCode::SearchQueryTooLong);
+        assert_eq!(e.extra()["max_length"], 256);
         assert_eq!(
-            search(Some("a\0b")).unwrap_err().code(),
+            search("a\0b").unwrap_err().code(),
             ErrorCode::InvalidFilterValue
         );
     }
 
     #[test]
-    fn date_ranges() {
-        assert_eq!(DateRange::parse(None, None).unwrap(), DateRange::default());
-        assert!(DateRange::parse(Some("2026-01-01"), Some("2026-01-01")).is_ok());
-        for (s, e) in [
-            (Some("2026-1-1"), None),
-            (None, Some("01/02/2026")),
-            (Some("2026-02-02"), Some("2026-02-01")),
-        ] {
-            assert_eq!(
-                DateRange::parse(s, e).unwrap_err().code(),
-                ErrorCode::InvalidDateRange
-            );
+    fn days() {
+        assert_eq!(
+            parse_day(" 2026-01-02 "),
+            Some(time::macros::date!(2026 - 01 - 02))
+        );
+        for bad in ["2026-1-1", "01/02/2026", "2026-02-30", ""] {
+            assert_eq!(parse_day(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn user_ids_and_flags() {
-        assert!(user_identifier(Some("not-a-uuid")).is_err());
-        assert!(
-            user_identifier(Some("01a20072-0d11-70e6-85aa-3b7d8f66493c"))
-                .unwrap()
-                .is_some()
-        );
-        assert_eq!(flag(Some("TRUE"), "x").unwrap(), Some(true));
         assert_eq!(
-            flag(Some("maybe"), "x").unwrap_err().code(),
-            ErrorCode::InvalidFilterValue
+            user_identifier("not-a-uuid").unwrap_err().code(),
+            ErrorCode::InvalidUserIdentifier
         );
+        assert!(user_identifier("01a20072-0d11-70e6-85aa-3b7d8f66493c").is_ok());
+        assert_eq!(parse_flag("TRUE"), Some(true));
+        assert_eq!(parse_flag(" no "), Some(false));
+        assert_eq!(parse_flag("maybe"), None);
     }
 }

@@ -8,6 +8,7 @@ mod ids;
 mod paging;
 pub mod text;
 mod validation;
+mod wire;
 
 pub use clock::{Clock, SharedClock, SystemClock};
 pub use codes::ErrorCode;
@@ -15,6 +16,7 @@ pub use error::{Error, INTERNAL_DETAIL, RepoError, internal};
 pub use ids::{ApiKeyId, CliTokenId, OrgId, TeamId, UserId};
 pub use paging::{Page, PageRequest};
 pub use validation::FieldErrors;
+pub use wire::WireEnum;
 
 /// Result of a domain operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -20,20 +20,14 @@ mod test_world;
 pub mod testing;
 
 pub use commands::{MAX_ORGANIZATION_NAME, NewOrganization, NewUser, OrganizationPatch, UserPatch};
-pub use important_dates::{
-    ImportantDate, ImportantDateKind, important_date_id, important_dates_of,
-};
+pub use important_dates::{ImportantDate, ImportantDateKind};
 pub use invitations::{
-    Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_IDENTIFIER,
-    MAX_INVITES_PER_REQUEST, NewInvitation, classify_identifier,
+    Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_IDENTIFIER, NewInvitation,
 };
 pub use model::{Organization, PlanTier, Role, Team, TeamMember, TeamRole, User, full_name};
-pub use mood::{MOOD_BACKFILL, MoodEntry, MoodService, validate_mood_date, validate_score};
+pub use mood::{MoodEntry, MoodService};
 pub use organizations::{DEFAULT_CHAT_PLATFORM, OrganizationService};
-pub use people::{
-    EARLIEST_PERSONAL_DATE, MAX_PERSON_TEXT, PeopleService, ProfileInput, ProfilePatch, UserFilter,
-    parse_date, validate_birth_date, validate_timezone, validate_work_start,
-};
+pub use people::{MAX_PERSON_TEXT, PeopleService, ProfileInput, ProfilePatch, UserFilter};
 pub use ports::{
     InvitationKind, InvitationRepository, MoodRepository, OrgRepository, TeamRepository,
 };

@@ -1,7 +1,7 @@
 //! Organizations, people and their roles.
 
 use serde::{Deserialize, Serialize};
-use teamcomm_kernel::{Error, ErrorCode, OrgId, TeamId, UserId};
+use teamcomm_kernel::{Error, ErrorCode, OrgId, TeamId, UserId, WireEnum};
 use time::{Date, OffsetDateTime};
 
 /// The commercial plan of an organization.
@@ -14,6 +14,20 @@ pub enum PlanTier {
     Enterprise,
 }
 
+impl WireEnum for PlanTier {
+    const NAME: &'static str = "Plan";
+    const ALL: &'static [Self] = &[
+        PlanTier::Free,
+        PlanTier::Starter,
+        PlanTier::Business,
+        PlanTier::Enterprise,
+    ];
+
+    fn as_str(self) -> &'static str {
+        PlanTier::as_str(self)
+    }
+}
+
 impl PlanTier {
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -24,14 +38,9 @@ impl PlanTier {
         }
     }
 
+    /// The value with this wire name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "free" => Some(PlanTier::Free),
-            "starter" => Some(PlanTier::Starter),
-            "business" => Some(PlanTier::Business),
-            "enterprise" => Some(PlanTier::Enterprise),
-            _ => None,
-        }
+        Self::from_name(s)
     }
 
     /// Paid plans include API access unless an operator turns it off.
@@ -49,6 +58,15 @@ pub enum Role {
     Guest,
 }
 
+impl WireEnum for Role {
+    const NAME: &'static str = "Role";
+    const ALL: &'static [Self] = &[Role::Admin, Role::Member, Role::Guest];
+
+    fn as_str(self) -> &'static str {
+        Role::as_str(self)
+    }
+}
+
 impl Role {
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -58,13 +76,9 @@ impl Role {
         }
     }
 
+    /// The value with this wire name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "admin" => Some(Role::Admin),
-            "member" => Some(Role::Member),
-            "guest" => Some(Role::Guest),
-            _ => None,
-        }
+        Self::from_name(s)
     }
 
     pub const fn is_admin(self) -> bool {
@@ -162,6 +176,15 @@ pub enum TeamRole {
     Manager,
 }
 
+impl WireEnum for TeamRole {
+    const NAME: &'static str = "TeamRole";
+    const ALL: &'static [Self] = &[TeamRole::Member, TeamRole::Manager];
+
+    fn as_str(self) -> &'static str {
+        TeamRole::as_str(self)
+    }
+}
+
 impl TeamRole {
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -170,12 +193,9 @@ impl TeamRole {
         }
     }
 
+    /// The value with this wire name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "member" => Some(TeamRole::Member),
-            "manager" => Some(TeamRole::Manager),
-            _ => None,
-        }
+        Self::from_name(s)
     }
 }
 

@@ -78,12 +78,12 @@ impl MoodService {
     pub async fn track_mood(
         &self,
         actor: &User,
-        score: i16,
+        score: i64,
         date: Option<Date>,
     ) -> Result<MoodEntry, Error> {
         let today = self.today();
         let date = validate_mood_date(date.unwrap_or(today), today)?;
-        let score = validate_score(i64::from(score))?;
+        let score = validate_score(score)?;
         match self
             .moods
             .insert_mood(actor.org_id, actor.id, date, score)

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::access::require_admin;
 use crate::{
     ImportantDate, OrgRepository, Organization, Role, User, commands::parse_role,
-    important_dates_of,
+    important_dates::important_dates_of,
 };
 
 #[cfg(test)]

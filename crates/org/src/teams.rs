@@ -9,7 +9,7 @@ use crate::access::{person_in_scope, require_admin};
 use crate::invitations::check_invite_count;
 use crate::{
     Invitation, InvitationRepository, NewInvitation, OrgRepository, Team, TeamMember,
-    TeamRepository, TeamRole, User, classify_identifier,
+    TeamRepository, TeamRole, User, invitations::classify_identifier,
 };
 
 #[cfg(test)]

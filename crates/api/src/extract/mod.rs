@@ -15,8 +15,10 @@
 pub mod query_de;
 pub mod schema_check;
 pub mod text;
+pub mod wire;
 
 pub use text::{EmailAddress, Identifier, Name, OptionalName};
+pub use wire::{PlanName, RoleName, TeamRoleName, TemplateTypeName, Wire};
 
 use std::future::{Ready, ready};
 use std::pin::Pin;

@@ -164,10 +164,9 @@ impl<'de> de::Deserializer<'de> for QueryValue<'_> {
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-        match self.0.trim().to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" => visitor.visit_bool(true),
-            "false" | "0" | "no" => visitor.visit_bool(false),
-            _ => Err(QueryError::Message("must be true or false".into())),
+        match teamcomm_kernel::filters::parse_flag(self.0) {
+            Some(flag) => visitor.visit_bool(flag),
+            None => Err(QueryError::Message("must be true or false".into())),
         }
     }
 

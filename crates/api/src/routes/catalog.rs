@@ -3,13 +3,13 @@
 use actix_web::{HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use teamcomm_forms::{Template, TemplateFilter, TemplateType};
-use teamcomm_org::{MoodEntry, validate_score};
+use teamcomm_forms::{Template, TemplateFilter};
+use teamcomm_org::MoodEntry;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, Query};
+use crate::extract::{JsonBody, Query, TemplateTypeName};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{AtLeastOne, Day, Search, search};
 use crate::state::AppState;
@@ -57,29 +57,12 @@ pub struct TemplateListQuery {
     /// `checkins` or `forms`.
     #[serde(rename = "type")]
     #[param(inline, rename = "type")]
-    template_type: Option<TemplateKind>,
+    template_type: Option<TemplateTypeName>,
     /// Built-in templates only (true) or the organization's own (false).
     system_default: Option<bool>,
     /// Name fragment, at most 256 characters.
     #[param(inline)]
     search: Option<Search>,
-}
-
-/// A template type, as the wire writes it.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TemplateKind {
-    Checkins,
-    Forms,
-}
-
-impl From<TemplateKind> for TemplateType {
-    fn from(k: TemplateKind) -> Self {
-        match k {
-            TemplateKind::Checkins => TemplateType::Checkins,
-            TemplateKind::Forms => TemplateType::Forms,
-        }
-    }
 }
 
 #[utoipa::path(
@@ -94,7 +77,7 @@ pub async fn list_templates(
     q: ListQuery<TemplateListQuery>,
 ) -> ApiResult<HttpResponse> {
     let filter = TemplateFilter {
-        template_type: q.filters.template_type.map(Into::into),
+        template_type: q.filters.template_type.map(|t| t.0),
         system_default: q.filters.system_default,
         search: search(q.filters.search.clone()),
     };
@@ -252,10 +235,7 @@ pub async fn track_mood(
     let date = date
         .as_deref()
         .and_then(teamcomm_kernel::filters::parse_day);
-    let entry = state
-        .moods
-        .track_mood(caller.user(), validate_score(score)?, date)
-        .await?;
+    let entry = state.moods.track_mood(caller.user(), score, date).await?;
     let detail = "The mood response has been tracked";
     Ok(HttpResponse::Ok().json(json!({
         "detail": detail,

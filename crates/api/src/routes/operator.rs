@@ -4,7 +4,7 @@
 use actix_web::{HttpResponse, patch, post, web};
 use serde::Deserialize;
 use teamcomm_kernel::{OrgId, UserId};
-use teamcomm_messaging::{MAX_CHANNEL_NAME, NewChannel};
+use teamcomm_messaging::MAX_CHANNEL_NAME;
 use teamcomm_org::{
     MAX_ORGANIZATION_NAME, MAX_PERSON_TEXT, NewOrganization, NewUser, OrganizationPatch, UserPatch,
 };
@@ -12,11 +12,11 @@ use utoipa::ToSchema;
 
 use crate::auth::Operator;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{EmailAddress, JsonBody, Name, OptionalName};
+use crate::extract::{EmailAddress, JsonBody, Name, OptionalName, PlanName, RoleName};
 use crate::jwt::TokenPair;
 use crate::provision::{self, CliTokenView, OperatorOrganizationView, OperatorUserView};
 use crate::state::AppState;
-use crate::views::{ChannelView, PlanName, RoleName};
+use crate::views::ChannelView;
 
 /// Body of `POST /operator/v1/organizations/`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -24,6 +24,7 @@ use crate::views::{ChannelView, PlanName, RoleName};
 pub struct CreateOrganizationBody {
     #[schema(inline, example = "Acme")]
     name: Name<{ MAX_ORGANIZATION_NAME }>,
+    #[schema(inline)]
     plan: PlanName,
     /// Default: true unless the plan is free.
     api_access: Option<bool>,
@@ -38,7 +39,7 @@ impl TryFrom<CreateOrganizationBody> for NewOrganization {
     fn try_from(b: CreateOrganizationBody) -> Result<Self, Self::Error> {
         NewOrganization::new(
             &b.name.0,
-            b.plan.as_str(),
+            b.plan.0.as_str(),
             b.api_access,
             b.plan_beta,
             b.exchange_tokens,
@@ -53,6 +54,7 @@ impl TryFrom<CreateOrganizationBody> for NewOrganization {
 pub struct UpdateOrganizationBody {
     #[schema(inline)]
     name: Option<Name<{ MAX_ORGANIZATION_NAME }>>,
+    #[schema(inline)]
     plan: Option<PlanName>,
     api_access: Option<bool>,
     plan_beta: Option<bool>,
@@ -65,7 +67,7 @@ impl TryFrom<UpdateOrganizationBody> for OrganizationPatch {
     fn try_from(b: UpdateOrganizationBody) -> Result<Self, Self::Error> {
         OrganizationPatch::new(
             b.name.as_ref().map(|n| n.0.as_str()),
-            b.plan.map(PlanName::as_str),
+            b.plan.map(|p| p.0.as_str()),
             b.api_access,
             b.plan_beta,
             b.exchange_tokens,
@@ -84,6 +86,7 @@ pub struct CreateUserBody {
     first_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
     #[schema(inline)]
     last_name: Option<OptionalName<{ MAX_PERSON_TEXT }>>,
+    #[schema(inline)]
     role: RoleName,
     is_active: Option<bool>,
 }
@@ -95,7 +98,7 @@ impl TryFrom<CreateUserBody> for NewUser {
             &b.email.0,
             b.first_name.as_ref().map_or("", |n| n.0.as_str()),
             b.last_name.as_ref().map_or("", |n| n.0.as_str()),
-            b.role.as_str(),
+            b.role.0.as_str(),
             b.is_active,
         )
     }
@@ -106,6 +109,7 @@ impl TryFrom<CreateUserBody> for NewUser {
 #[serde(deny_unknown_fields)]
 pub struct UpdateUserBody {
     is_active: Option<bool>,
+    #[schema(inline)]
     role: Option<RoleName>,
 }
 
@@ -176,7 +180,7 @@ pub async fn update_user(
     body: JsonBody<UpdateUserBody>,
 ) -> ApiResult<HttpResponse> {
     let UpdateUserBody { is_active, role } = body.0;
-    let patch = UserPatch::new(is_active, role.map(RoleName::as_str))?;
+    let patch = UserPatch::new(is_active, role.map(|r| r.0.as_str()))?;
     Ok(HttpResponse::Ok().json(provision::update_user(&state, *id, patch).await?))
 }
 
@@ -239,14 +243,14 @@ pub async fn register_channel(
     body: JsonBody<RegisterChannelBody>,
 ) -> ApiResult<HttpResponse> {
     let b = body.0;
-    let channel = provision::register_channel(&state, *org, |default_platform| {
-        NewChannel::new(
-            &b.id,
-            &b.name.0,
-            b.platform.as_deref().unwrap_or(default_platform),
-            b.channel_type.as_deref().unwrap_or("channel"),
-        )
-    })
+    let channel = provision::register_channel(
+        &state,
+        *org,
+        &b.id,
+        &b.name.0,
+        b.platform.as_deref(),
+        b.channel_type.as_deref(),
+    )
     .await?;
     Ok(HttpResponse::Created().json(ChannelView::from(&channel)))
 }

@@ -8,11 +8,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, OptionalName, Query, nullable};
+use crate::extract::{JsonBody, OptionalName, Query, RoleName, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Search, UserRef, search};
 use crate::state::AppState;
-use crate::views::{RoleName, UserView, iso};
+use crate::views::{UserView, iso};
 
 /// The caller's organization.
 #[derive(Debug, Serialize, ToSchema)]
@@ -127,6 +127,7 @@ pub struct UpdateUserBody {
     #[schema(value_type = Option<String>, format = Date)]
     work_anniversary: Option<Option<String>>,
     /// Admins only.
+    #[schema(inline)]
     role: Option<RoleName>,
     /// Admins only.
     is_active: Option<bool>,
@@ -141,7 +142,7 @@ impl From<UpdateUserBody> for ProfileInput {
             occupation: b.occupation.map(|n| n.0),
             birth_date: b.birth_date,
             work_anniversary: b.work_anniversary,
-            role: b.role.map(|r| r.as_str().to_owned()),
+            role: b.role.map(|r| r.0.as_str().to_owned()),
             is_active: b.is_active,
         }
     }

@@ -4,12 +4,12 @@
 use actix_web::{HttpResponse, delete, get, patch, post, put, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{ErrorCode, PageRequest, TeamId, UserId};
-use teamcomm_org::{MAX_TEAM_NAME, Team, TeamFilter, TeamMember, TeamRole};
+use teamcomm_org::{MAX_TEAM_NAME, Team, TeamFilter, TeamMember};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{EmailAddress, Identifier, JsonBody, Name, OptionalJsonBody};
+use crate::extract::{EmailAddress, Identifier, JsonBody, Name, OptionalJsonBody, TeamRoleName};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Search, search};
 use crate::state::AppState;
@@ -264,24 +264,8 @@ pub async fn get_member(
 #[serde(deny_unknown_fields)]
 pub struct MemberBody {
     /// Default `member` when added.
-    role: Option<MemberRole>,
-}
-
-/// A role in a team, as the wire writes it.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum MemberRole {
-    Member,
-    Manager,
-}
-
-impl From<MemberRole> for TeamRole {
-    fn from(r: MemberRole) -> Self {
-        match r {
-            MemberRole::Member => TeamRole::Member,
-            MemberRole::Manager => TeamRole::Manager,
-        }
-    }
+    #[schema(inline)]
+    role: Option<TeamRoleName>,
 }
 
 #[utoipa::path(
@@ -309,7 +293,7 @@ pub async fn put_member(
             caller.user(),
             team,
             member_id(&user)?,
-            body.0.role.map(Into::into),
+            body.0.role.map(|r| r.0),
         )
         .await?;
     let view = TeamMemberView::new(&m, true);
@@ -340,7 +324,7 @@ pub async fn patch_member(
             caller.user(),
             team,
             member_id(&user)?,
-            body.0.role.map(Into::into),
+            body.0.role.map(|r| r.0),
         )
         .await?;
     Ok(HttpResponse::Ok().json(TeamMemberView::new(&m, true)))

@@ -2,8 +2,9 @@ use teamcomm_kernel::ErrorCode;
 use time::macros::date;
 
 use super::*;
+use crate::ImportantDateKind;
+use crate::important_dates::important_date_id;
 use crate::test_world::{World, assert_field_error, code};
-use crate::{ImportantDateKind, important_date_id};
 
 #[test]
 fn profile_input_validates_every_field_and_keeps_clears() {

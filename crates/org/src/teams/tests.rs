@@ -1,8 +1,9 @@
 use teamcomm_kernel::ErrorCode;
 
 use super::*;
+use crate::invitations::MAX_INVITES_PER_REQUEST;
 use crate::test_world::{World, assert_field_error, code};
-use crate::{InvitationKind, MAX_INVITES_PER_REQUEST, TeamRepository};
+use crate::{InvitationKind, TeamRepository};
 
 fn names(page: &Page<Team>) -> Vec<&str> {
     page.results.iter().map(|t| t.name.as_str()).collect()
