@@ -7,7 +7,7 @@ use actix_web::{App, web};
 use tracing_actix_web::TracingLogger;
 use utoipa_actix_web::AppExt;
 
-use crate::error::{json_config, no_route, path_config, query_config};
+use crate::error::{json_config, no_route, path_config};
 use crate::middleware::{json_safety_net, normalize_request};
 use crate::state::AppState;
 
@@ -42,7 +42,6 @@ pub fn app(
         .app_data(doc)
         .app_data(json_config())
         .app_data(path_config())
-        .app_data(query_config())
         .default_service(web::to(no_route))
         .wrap(from_fn(crate::auth::enforce_policy))
         .wrap(from_fn(json_safety_net))

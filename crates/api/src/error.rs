@@ -130,18 +130,6 @@ pub fn path_error(_err: actix_web::error::PathError, _req: &HttpRequest) -> acti
     ApiError(Error::not_found()).into()
 }
 
-/// Maps unparseable query strings to 400 `invalid_filter_value`.
-pub fn query_error(
-    err: actix_web::error::QueryPayloadError,
-    _req: &HttpRequest,
-) -> actix_web::Error {
-    let e = Error::new(
-        ErrorCode::InvalidFilterValue,
-        format!("Invalid query parameter: {err}."),
-    );
-    ApiError(e).into()
-}
-
 /// The app's default service: 405 (with `Allow`) when the path exists with other methods,
 /// else 404. The methods come from the route registry.
 pub async fn no_route(req: HttpRequest) -> HttpResponse {
@@ -201,10 +189,6 @@ pub fn json_config() -> web::JsonConfig {
 
 pub fn path_config() -> web::PathConfig {
     web::PathConfig::default().error_handler(path_error)
-}
-
-pub fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default().error_handler(query_error)
 }
 
 #[cfg(test)]

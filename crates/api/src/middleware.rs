@@ -29,11 +29,14 @@ pub async fn normalize_request(
         req.head_mut().method = Method::GET;
     }
     let path = req.path();
-    let with_slash = format!("{path}/");
-    let known = req
-        .app_data::<&'static Registry>()
-        .is_some_and(|r| !path.ends_with('/') && r.knows(&with_slash));
-    if known {
+    // Only a path without its slash is looked at (most requests have it: nothing to build).
+    let with_slash = (!path.ends_with('/'))
+        .then(|| format!("{path}/"))
+        .filter(|p| {
+            req.app_data::<&'static Registry>()
+                .is_some_and(|r| r.knows(p))
+        });
+    if let Some(with_slash) = with_slash {
         let new_path = match req.uri().query() {
             Some(q) => format!("{with_slash}?{q}"),
             None => with_slash,

@@ -164,7 +164,8 @@ fn methods(item: &PathItem) -> Vec<&'static str> {
 #[derive(Debug)]
 pub struct Registry {
     routes: Vec<Route>,
-    index: HashMap<(&'static str, String), usize>,
+    /// Path template → (method, route index): looked up by `&str`, nothing allocated.
+    index: HashMap<String, Vec<(&'static str, usize)>>,
 }
 
 impl Registry {
@@ -179,11 +180,10 @@ impl Registry {
     }
 
     fn new(routes: Vec<Route>) -> Self {
-        let index = routes
-            .iter()
-            .enumerate()
-            .map(|(i, r)| ((r.method, r.path.clone()), i))
-            .collect();
+        let mut index: HashMap<String, Vec<(&'static str, usize)>> = HashMap::new();
+        for (i, r) in routes.iter().enumerate() {
+            index.entry(r.path.clone()).or_default().push((r.method, i));
+        }
         Registry { routes, index }
     }
 
@@ -198,8 +198,8 @@ impl Registry {
             "HEAD" => "GET",
             m => method_name(m)?,
         };
-        if let Some(i) = self.index.get(&(method, path.to_owned())) {
-            return Some(self.routes[*i].policy);
+        if let Some(policy) = self.exact(method, path) {
+            return Some(policy);
         }
         self.routes
             .iter()
@@ -209,9 +209,16 @@ impl Registry {
 
     /// The policy of the route registered as `method` on exactly this path `template`.
     pub fn policy_of_template(&self, method: &str, template: &str) -> Option<Policy> {
+        self.exact(method_name(method)?, template)
+    }
+
+    /// The policy of the route registered as `method` on exactly `path`.
+    fn exact(&self, method: &str, path: &str) -> Option<Policy> {
         self.index
-            .get(&(method_name(method)?, template.to_owned()))
-            .map(|i| self.routes[*i].policy)
+            .get(path)?
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map(|(_, i)| self.routes[*i].policy)
     }
 
     /// The methods registered for the path template that `path` fits (`HEAD` with `GET`). When

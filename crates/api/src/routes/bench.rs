@@ -8,6 +8,7 @@ use serde_json::json;
 use teamcomm_kernel::OrgId;
 
 use crate::error::ApiResult;
+use crate::extract::Query;
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -16,10 +17,7 @@ pub struct FloorQuery {
 }
 
 #[get("/bench/floor/")]
-pub async fn floor(
-    state: web::Data<AppState>,
-    q: web::Query<FloorQuery>,
-) -> ApiResult<HttpResponse> {
-    let org = state.organizations.get_organization(OrgId(q.org)).await?;
+pub async fn floor(state: web::Data<AppState>, q: Query<FloorQuery>) -> ApiResult<HttpResponse> {
+    let org = state.organizations.get_organization(OrgId(q.0.org)).await?;
     Ok(HttpResponse::Ok().json(json!({"uuid": org.id.to_string(), "name": org.name})))
 }
