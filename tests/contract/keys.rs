@@ -538,29 +538,15 @@ async fn cli_token_writes_refuse_duplicates_and_missing_references(p: Ports) {
 }
 
 async fn a_batch_naming_a_key_twice_keeps_the_newest(p: Ports) {
-    let org = p.org("Acme").await;
-    let owner = p.user(&org, "ann@acme.test", "Ann", "").await;
-    let secret = Secret::generate(SecretKind::ApiKey);
-    let new = NewKeyRecord {
-        id: ApiKeyId::new(),
-        org_id: org.id,
-        owner_id: owner.id,
-        created_by: None,
-        name: "ci".to_owned(),
-        hash: secret.hash(),
-        suffix: secret.suffix(),
-        is_agent_key: false,
-        scopes: Scope::DEFAULT.to_vec(),
-        expiration: None,
-    };
-    p.keys.insert_key(&new).await.unwrap();
+    let f = fixture(&p).await;
+    let key = insert(&p, f.org.id, f.owner.id).await;
     let t = micros(OffsetDateTime::now_utc());
     let batch = [
-        (new.id, t),
-        (new.id, t + Duration::hours(1)),
-        (new.id, t - Duration::hours(1)),
+        (key.id, t),
+        (key.id, t + Duration::hours(1)),
+        (key.id, t - Duration::hours(1)),
     ];
     p.keys.record_key_usage(&batch).await.unwrap();
-    let key = p.keys.get_key(org.id, new.id).await.unwrap();
-    assert_eq!(key.last_usage_at, Some(t + Duration::hours(1)));
+    let stored = p.keys.get_key(f.org.id, key.id).await.unwrap();
+    assert_eq!(stored.last_usage_at, Some(t + Duration::hours(1)));
 }

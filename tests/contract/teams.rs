@@ -430,9 +430,9 @@ async fn team_names_outside_the_stored_bounds_are_refused(p: Ports) {
 }
 
 async fn memberships_never_cross_organizations(p: Ports) {
-    let org = p.org("Acme").await;
+    let f = fixture(&p).await;
+    let (org, ann) = (&f.org, &f.ann);
     let other = p.org("Other").await;
-    let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
     let sam = p.user(&other, "sam@other.test", "Sam", "").await;
     let ours = p.teams.create_team(org.id, "Ours", &[]).await.unwrap();
     let theirs = p
