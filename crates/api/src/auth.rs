@@ -15,7 +15,7 @@ use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::{CredentialRef, Principal, RateLimiter, check_cli_access};
+use teamcomm_keys::{CredentialRef, Principal, check_cli_access};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
@@ -182,8 +182,7 @@ async fn throttle(
     let Some(scope) = policy.rate else {
         return Ok(());
     };
-    let per_hour = state.settings.rate_quotas.per_hour(scope, enterprise);
-    let decision = state.limiter.check(credential, scope, per_hour).await;
+    let decision = state.rate_limits.spend(credential, scope, enterprise).await;
     req.extensions_mut().insert(decision);
     match decision.retry_after_secs {
         None => Ok(()),

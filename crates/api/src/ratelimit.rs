@@ -45,9 +45,12 @@ impl InProcessRateLimiter {
             })
             .clone()
     }
+}
 
+#[async_trait]
+impl RateLimiter for InProcessRateLimiter {
     /// Forgets credentials whose budgets are whole again (bounded memory).
-    pub fn housekeeping(&self) {
+    fn housekeeping(&self) {
         for l in self
             .limiters
             .read()
@@ -57,10 +60,7 @@ impl InProcessRateLimiter {
             l.retain_recent();
         }
     }
-}
 
-#[async_trait]
-impl RateLimiter for InProcessRateLimiter {
     async fn check(
         &self,
         credential: CredentialRef,

@@ -88,7 +88,7 @@ pub async fn serve(
             loop {
                 tick.tick().await;
                 state.flush_key_usage().await;
-                state.limiter.housekeeping();
+                state.rate_limits.housekeeping();
             }
         })
     };

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch};
 use teamcomm_forms::TemplateService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
-use teamcomm_keys::{KeyService, UsageTracker};
+use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_messaging::ChannelService;
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
@@ -33,8 +33,8 @@ pub struct AppState {
     pub channels: ChannelService,
     /// Web-session tokens.
     pub jwt: JwtKeys,
-    /// Hourly budgets per credential and scope (`teamcomm_keys::RateLimiter`).
-    pub limiter: Arc<InProcessRateLimiter>,
+    /// Hourly budgets per credential and scope.
+    pub rate_limits: RateLimits,
     /// What the readiness probe asks.
     pub readiness: Arc<dyn Readiness>,
     pub settings: Arc<Settings>,
@@ -91,7 +91,10 @@ impl AppState {
                 settings.jwt_access_ttl,
                 settings.jwt_refresh_ttl,
             ),
-            limiter: Arc::new(InProcessRateLimiter::default()),
+            rate_limits: RateLimits::new(
+                settings.rate_quotas.clone(),
+                Arc::new(InProcessRateLimiter::default()),
+            ),
             readiness: Arc::new(db),
             settings: Arc::new(settings),
         }

@@ -12,7 +12,7 @@ mod service;
 pub mod testing;
 mod usage;
 
-pub use limits::{RateDecision, RateLimiter, RateQuotas, RateScope};
+pub use limits::{RateDecision, RateLimiter, RateLimits, RateQuotas, RateScope};
 pub use model::{
     ApiKey, CliTokenCredential, CredentialKind, CredentialRef, KeyCredential, PersonRef, Principal,
     Scope,

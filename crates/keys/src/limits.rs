@@ -142,6 +142,38 @@ pub trait RateLimiter: Send + Sync + 'static {
         scope: RateScope,
         per_hour: u32,
     ) -> RateDecision;
+
+    /// Drops state nobody needs any more (called periodically); nothing by default.
+    fn housekeeping(&self) {}
+}
+
+/// The rate-limit use case: a credential spends one request of a scope's hourly budget, which
+/// is larger for enterprise organizations.
+#[derive(Clone)]
+pub struct RateLimits {
+    quotas: RateQuotas,
+    limiter: std::sync::Arc<dyn RateLimiter>,
+}
+
+impl RateLimits {
+    pub fn new(quotas: RateQuotas, limiter: std::sync::Arc<dyn RateLimiter>) -> Self {
+        RateLimits { quotas, limiter }
+    }
+
+    /// Spends one request of `credential`'s budget for `scope`.
+    pub async fn spend(
+        &self,
+        credential: CredentialRef,
+        scope: RateScope,
+        enterprise: bool,
+    ) -> RateDecision {
+        let per_hour = self.quotas.per_hour(scope, enterprise);
+        self.limiter.check(credential, scope, per_hour).await
+    }
+
+    pub fn housekeeping(&self) {
+        self.limiter.housekeeping();
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +187,44 @@ mod tests {
         assert_eq!(q.per_hour(RateScope::Reads, false), 10);
         assert_eq!(q.per_hour(RateScope::Reads, true), 40);
         assert_eq!(q.per_hour(RateScope::Auth, false), 30);
+    }
+
+    /// Records the budget each check was given.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<(RateScope, u32)>>);
+
+    #[async_trait]
+    impl RateLimiter for Recorder {
+        async fn check(
+            &self,
+            _credential: CredentialRef,
+            scope: RateScope,
+            per_hour: u32,
+        ) -> RateDecision {
+            self.0.lock().unwrap().push((scope, per_hour));
+            RateDecision {
+                scope,
+                limit: per_hour,
+                remaining: per_hour - 1,
+                reset_secs: 0,
+                retry_after_secs: None,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_spend_checks_the_scope_budget_of_the_plan() {
+        let mut quotas = RateQuotas::default();
+        quotas.set(RateScope::Writes, 100);
+        let recorder = std::sync::Arc::new(Recorder::default());
+        let limits = RateLimits::new(quotas, recorder.clone());
+        let who = CredentialRef::Session(uuid::Uuid::nil());
+        let standard = limits.spend(who, RateScope::Writes, false).await;
+        let enterprise = limits.spend(who, RateScope::Writes, true).await;
+        assert_eq!((standard.limit, enterprise.limit), (100, 400));
+        assert_eq!(
+            *recorder.0.lock().unwrap(),
+            [(RateScope::Writes, 100), (RateScope::Writes, 400)]
+        );
     }
 }
