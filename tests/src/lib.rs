@@ -4,6 +4,7 @@
 
 mod db;
 mod http;
+mod outbox;
 
 pub use db::TestDb;
 pub use http::{OPERATOR_TOKEN, Resp, TestApp, TestAppBuilder};

@@ -229,6 +229,80 @@ catalogue! {
     InvalidScore => ("invalid_score", 400),
     /// The person already recorded a mood score for that day.
     MotivationScoreAlreadyCompleted => ("motivation_score_already_completed", 409),
+
+    // --- check-ins (issue 7) ---
+    /// The caller's role may not author check-ins.
+    CheckinPermissionDenied => ("checkin_permission_denied", 403),
+    /// A reorder sent no `question_uuids`.
+    QuestionUuidsRequired => ("question_uuids_required", 400),
+    /// A reorder names a question twice.
+    QuestionUuidsDuplicate => ("question_uuids_duplicate", 400),
+    /// The caller is not a participant of the check-in.
+    UserIsNotAFollowupMember => ("user_is_not_a_followup_member", 403),
+    /// The check-in is paused or archived.
+    ResponsesNotAllowedOnInactiveFollowup => ("responses_not_allowed_on_inactive_followup", 400),
+    /// A response for a past day on a check-in that does not allow them.
+    PreviousResponsesAreNotAllowed => ("previous_responses_are_not_allowed", 400),
+    /// A response for a future day on a check-in that does not allow them.
+    FutureResponsesAreNotAllowed => ("future_responses_are_not_allowed", 400),
+    /// A response before today's trigger time on a check-in that does not allow it.
+    FollowupNotAllowResponsesBeforeTriggerTime => ("followup_not_allow_responses_before_trigger_time", 400),
+    /// The check-in id in the path is not a UUID.
+    NotValidFollowupUuid => ("not_valid_followup_uuid", 400),
+    /// Answers were given against an older set of questions (`extra.current_version`).
+    TemplateQuestionsVersionConflict => ("template_questions_version_conflict", 409),
+    /// `response_date` is not YYYY-MM-DD.
+    ResponseDateFormatIsInvalid => ("response_date_format_is_invalid", 400),
+
+    // --- forms (issue 7) ---
+    /// The caller may not edit this form.
+    FormEditForbidden => ("form_edit_forbidden", 403),
+    /// A guest submission without `guest_user` on a form that requires name and e-mail.
+    GuestUserRequired => ("guest_user_required", 400),
+    /// The caller may not see this form's responses.
+    UserCanNotSeeFormResponses => ("user_can_not_see_form_responses", 403),
+    /// The caller may not edit this response.
+    FormResponseEditForbidden => ("form_response_edit_forbidden", 403),
+    /// The caller may not delete this response.
+    FormResponseDeleteForbidden => ("form_response_delete_forbidden", 403),
+    /// The caller may not move this response through the workflow.
+    FormResponseChangeStateForbidden => ("form_response_change_state_forbidden", 403),
+    /// The response is in a final state and the form does not allow reopening.
+    FinalStateLocked => ("final_state_locked", 409),
+    /// The workflow has no transition from the response's state to the one asked for.
+    WorkflowTransitionNotAllowed => ("workflow_transition_not_allowed", 409),
+    /// Someone else moved the response first; read it again.
+    WorkflowStateConflict => ("workflow_state_conflict", 409),
+    /// Another live form of the organization already uses this command.
+    FormCommandTaken => ("form_command_taken", 409),
+
+    // --- kudos (issue 7) ---
+    /// None of the user receivers is an active person of the organization.
+    NoValidUsers => ("no_valid_users", 400),
+    /// A team receiver is not a team of the organization.
+    NoValidTeam => ("no_valid_team", 400),
+    /// The receivers resolve to nobody (no one but the giver, or empty teams).
+    NoUsersFound => ("no_users_found", 400),
+    /// Kudos to oneself.
+    SelfKudosNotAllowed => ("self_kudos_not_allowed", 400),
+    /// `company_value` names no company value of the organization.
+    CompanyValueNotFound => ("company_value_not_found", 400),
+    /// The giver reached the daily kudos limit (`extra.limit`, `extra.retry_after`).
+    KudosDailyLimitReached => ("kudos_daily_limit_reached", 406),
+    /// The caller already boosted this kudos.
+    KudosAlreadyBoosted => ("kudos_already_boosted", 409),
+
+    // --- labels and featured (issue 7) ---
+    /// Another label of the organization has this name.
+    DuplicateName => ("duplicate_name", 409),
+    /// An archived label cannot be put on anything.
+    ArchivedLabelNotAssignable => ("archived_label_not_assignable", 400),
+    /// Labels need a paid plan.
+    PaidPlanRequired => ("paid_plan_required", 403),
+    /// The feature is not available to this organization.
+    FeatureNotAvailable => ("feature_not_available", 403),
+    /// The caller's role does not allow this action.
+    PermissionDenied => ("permission_denied", 403),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -3,15 +3,18 @@
 mod clock;
 mod codes;
 mod error;
+pub mod events;
 pub mod filters;
 mod ids;
 mod paging;
 pub mod text;
 mod validation;
 mod wire;
+pub mod zone;
 
 pub use clock::{Clock, SharedClock, SystemClock};
 pub use codes::ErrorCode;
+pub use events::{Event, EventType};
 pub use error::{Error, INTERNAL_DETAIL, RepoError, internal};
 pub use ids::{ApiKeyId, CliTokenId, OrgId, TeamId, UserId};
 pub use paging::{Page, PageRequest};

@@ -3,6 +3,7 @@ mod invitations;
 mod keys;
 mod mood;
 mod org;
+mod outbox;
 mod paging;
 mod teams;
 mod templates;
