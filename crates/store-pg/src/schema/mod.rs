@@ -5,6 +5,8 @@
 //! The directory's tables are here; each later area declares its own in a submodule (and the
 //! pairs it joins with `allow_tables_to_appear_in_same_query!` there).
 
+// `labels::{labels, entity_labels, featured_entities}` (the module shares the table's name).
+pub(crate) mod labels;
 mod outbox;
 
 pub(crate) use outbox::outbox_events;

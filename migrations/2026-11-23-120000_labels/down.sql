@@ -1,0 +1,3 @@
+DROP TABLE featured_entities;
+DROP TABLE entity_labels;
+DROP TABLE labels;
