@@ -18,7 +18,7 @@ pub mod text;
 pub mod wire;
 
 pub use text::{EmailAddress, Identifier, Name, OptionalName};
-pub use wire::{PlanName, RoleName, TeamRoleName, TemplateTypeName, Wire};
+pub use wire::{PlanName, QuestionTypeName, RoleName, TeamRoleName, TemplateTypeName, Wire};
 
 use std::future::{Ready, ready};
 use std::pin::Pin;

@@ -16,6 +16,7 @@ pub type RoleName = Wire<teamcomm_org::Role>;
 pub type PlanName = Wire<teamcomm_org::PlanTier>;
 pub type TeamRoleName = Wire<teamcomm_org::TeamRole>;
 pub type TemplateTypeName = Wire<teamcomm_forms::TemplateType>;
+pub type QuestionTypeName = Wire<teamcomm_forms::questions::QuestionType>;
 
 /// One of `T`'s wire names, read as `T`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

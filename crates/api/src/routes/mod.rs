@@ -10,6 +10,7 @@ pub mod invitations;
 pub mod me;
 pub mod operator;
 pub mod people;
+pub mod questions;
 pub mod session;
 pub mod teams;
 
