@@ -1,6 +1,8 @@
 //! The forms and check-ins domain. For now: the templates new check-ins and forms start from
 //! (built-in ones are seeded by migration; organizations may have their own).
 
+pub mod checkins;
+pub mod forms;
 pub mod questions;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -1,0 +1,1 @@
+//! Forms: authoring, permission settings, responses and their workflow (a state machine).
