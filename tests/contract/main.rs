@@ -76,6 +76,7 @@ mod channels;
 mod gaps;
 mod invitations;
 mod keys;
+mod labels;
 mod moods;
 mod orgs;
 mod teams;

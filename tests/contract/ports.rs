@@ -11,6 +11,8 @@ use teamcomm_forms::{Template, TemplateRepository};
 use teamcomm_kernel::RepoError;
 use teamcomm_keys::testing::{InMemoryKeyRepository, UncachedOrgSnapshots};
 use teamcomm_keys::{KeyRepository, OrgSnapshots};
+use teamcomm_labels::testing::InMemoryLabelPorts;
+use teamcomm_labels::{FeaturedRepository, LabelRepository, LabelledEntities};
 use teamcomm_messaging::ChannelRepository;
 use teamcomm_messaging::testing::InMemoryChannelRepository;
 use teamcomm_org::testing::InMemoryOrgPorts;
@@ -22,6 +24,7 @@ use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
+use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 use teamcomm_tests::TestDb;
 
 /// Every port, over one store.
@@ -33,6 +36,9 @@ pub struct Ports {
     pub templates: Arc<dyn TemplateRepository>,
     pub channels: Arc<dyn ChannelRepository>,
     pub keys: Arc<dyn KeyRepository>,
+    pub labels: Arc<dyn LabelRepository>,
+    pub featured: Arc<dyn FeaturedRepository>,
+    pub labelled_entities: Arc<dyn LabelledEntities>,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -49,11 +55,15 @@ impl Ports {
     pub fn in_memory() -> Ports {
         let org = InMemoryOrgPorts::new(Arc::new(teamcomm_kernel::SystemClock));
         let templates = Arc::new(InMemoryTemplateRepository::new());
+        let labels = InMemoryLabelPorts::new(org.people.clone());
         let people = org.people.clone();
         let channels =
             InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id));
         Ports {
             keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
+            labels: labels.labels,
+            featured: labels.featured,
+            labelled_entities: labels.entities,
             snapshots: Arc::new(UncachedOrgSnapshots::new(org.people.clone())),
             orgs: org.people,
             teams: org.teams,
@@ -104,6 +114,9 @@ impl Ports {
             moods: Arc::new(PgMoodRepository::new(database.clone())),
             templates: Arc::new(PgTemplateRepository::new(database.clone())),
             channels: Arc::new(PgChannelRepository::new(database.clone())),
+            labels: Arc::new(PgLabelRepository::new(database.clone())),
+            featured: Arc::new(PgFeaturedRepository::new(database.clone())),
+            labelled_entities: Arc::new(PgLabelledEntities::new(database.clone())),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

@@ -15,7 +15,7 @@ mod service;
 pub mod testing;
 
 pub use model::{
-    BatchMode, Deletion, EntityKind, Entitlement, FeaturedKind, Label, LabelFilter, LabelId,
+    BatchMode, Deletion, Entitlement, EntityKind, FeaturedKind, Label, LabelFilter, LabelId,
     LabelPatch, NewLabel,
 };
 pub use ports::{FeaturedRepository, LabelRepository, LabelledEntities};

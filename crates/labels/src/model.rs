@@ -39,7 +39,11 @@ pub enum EntityKind {
 
 impl WireEnum for EntityKind {
     const NAME: &'static str = "LabelledEntityType";
-    const ALL: &'static [Self] = &[EntityKind::Checkins, EntityKind::Forms, EntityKind::Workflows];
+    const ALL: &'static [Self] = &[
+        EntityKind::Checkins,
+        EntityKind::Forms,
+        EntityKind::Workflows,
+    ];
 
     fn as_str(self) -> &'static str {
         EntityKind::as_str(self)

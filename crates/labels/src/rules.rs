@@ -118,11 +118,10 @@ pub(crate) fn distinct<T: Copy + Eq + std::hash::Hash>(ids: &[T]) -> Vec<T> {
 
 /// 404 naming the uuids that were not found (`extra.uuids`, as given).
 pub(crate) fn not_found(what: &str, missing: &[Uuid]) -> Error {
-    Error::new(ErrorCode::NotFound, format!("Not found: {what}."))
-        .with_extra(
-            "uuids",
-            missing.iter().map(Uuid::to_string).collect::<Vec<_>>(),
-        )
+    Error::new(ErrorCode::NotFound, format!("Not found: {what}.")).with_extra(
+        "uuids",
+        missing.iter().map(Uuid::to_string).collect::<Vec<_>>(),
+    )
 }
 
 #[cfg(test)]
@@ -133,7 +132,9 @@ mod tests {
     fn colours_are_six_hex_digits_stored_upper_case() {
         assert_eq!(validate_color("#4a90e2").unwrap(), "#4A90E2");
         assert_eq!(validate_color("#ABCDEF").unwrap(), "#ABCDEF");
-        for bad in ["4A90E2", "#4A90E", "#4A90E2F", "#GGGGGG", "", "#", " #4A90E2", "#4A90É2"] {
+        for bad in [
+            "4A90E2", "#4A90E", "#4A90E2F", "#GGGGGG", "", "#", " #4A90E2", "#4A90É2",
+        ] {
             let e = validate_color(bad).unwrap_err();
             assert_eq!(e.code(), ErrorCode::ParamsValidationError, "{bad:?}");
             assert!(e.field_errors().contains_key("color"), "{bad:?}");
@@ -144,7 +145,12 @@ mod tests {
     fn names_and_descriptions_follow_the_text_rule() {
         assert_eq!(label_name("  Urgent ").unwrap(), "Urgent");
         assert!(label_name(&"a".repeat(50)).is_ok());
-        for bad in [String::new(), "\u{200b}".into(), "a\nb".into(), "a".repeat(51)] {
+        for bad in [
+            String::new(),
+            "\u{200b}".into(),
+            "a\nb".into(),
+            "a".repeat(51),
+        ] {
             let e = label_name(&bad).unwrap_err();
             assert!(e.field_errors().contains_key("name"), "{bad:?}");
         }

@@ -13,7 +13,7 @@ use crate::rules::{
     may_write, not_found,
 };
 use crate::{
-    BatchMode, DEFAULT_COLOR, Deletion, EntityKind, Entitlement, FeaturedRepository, Label,
+    BatchMode, DEFAULT_COLOR, Deletion, Entitlement, EntityKind, FeaturedRepository, Label,
     LabelFilter, LabelId, LabelPatch, LabelRepository, LabelledEntities, MAX_BATCH_ENTITIES,
     MAX_LABELS_PER_CALL, NewLabel, validate_color,
 };
@@ -58,7 +58,11 @@ async fn require_entities(
         .await?
         .into_iter()
         .collect();
-    let missing: Vec<Uuid> = ids.iter().copied().filter(|id| !found.contains(id)).collect();
+    let missing: Vec<Uuid> = ids
+        .iter()
+        .copied()
+        .filter(|id| !found.contains(id))
+        .collect();
     if missing.is_empty() {
         Ok(())
     } else {
@@ -174,7 +178,12 @@ impl LabelService {
 
     /// Deletes a label no entity carries (admins only); one still in use is `label_in_use`
     /// with `extra.usage_count`: archive it instead.
-    pub async fn delete_label(&self, actor: &User, plan: PlanTier, id: LabelId) -> Result<(), Error> {
+    pub async fn delete_label(
+        &self,
+        actor: &User,
+        plan: PlanTier,
+        id: LabelId,
+    ) -> Result<(), Error> {
         may_delete(actor, plan)?;
         match self.labels.delete_unused_label(actor.org_id, id).await? {
             Deletion::Deleted => Ok(()),

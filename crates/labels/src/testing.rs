@@ -145,9 +145,7 @@ impl LabelRepository for InMemoryLabelRepository {
     }
 
     async fn get_label(&self, org: OrgId, id: LabelId) -> Result<Label, RepoError> {
-        lock(&self.state)
-            .label(org, id)
-            .ok_or(RepoError::NotFound)
+        lock(&self.state).label(org, id).ok_or(RepoError::NotFound)
     }
 
     async fn list_labels(
@@ -295,15 +293,22 @@ impl LabelRepository for InMemoryLabelRepository {
 /// People's stars, for the people of an [`InMemoryOrgRepository`].
 pub struct InMemoryFeaturedRepository {
     people: Arc<InMemoryOrgRepository>,
-    /// `(user, kind, entity)` in the order they were starred.
-    stars: Mutex<Vec<(UserId, EntityKind, Uuid)>>,
+    stars: Mutex<Stars>,
+}
+
+/// `(user, kind, entity)` with the number of the call that starred it: Postgres orders by the
+/// star's transaction time, then entity id.
+#[derive(Default)]
+struct Stars {
+    calls: u64,
+    starred: Vec<((UserId, EntityKind, Uuid), u64)>,
 }
 
 impl InMemoryFeaturedRepository {
     pub fn new(people: Arc<InMemoryOrgRepository>) -> Self {
         InMemoryFeaturedRepository {
             people,
-            stars: Mutex::new(Vec::new()),
+            stars: Mutex::new(Stars::default()),
         }
     }
 }
@@ -311,11 +316,15 @@ impl InMemoryFeaturedRepository {
 #[async_trait]
 impl FeaturedRepository for InMemoryFeaturedRepository {
     async fn featured(&self, user: UserId, kind: EntityKind) -> Result<Vec<Uuid>, RepoError> {
-        Ok(lock(&self.stars)
+        let stars = lock(&self.stars);
+        let mut mine: Vec<(u64, Uuid)> = stars
+            .starred
             .iter()
-            .filter(|(u, k, _)| *u == user && *k == kind)
-            .map(|(_, _, e)| *e)
-            .collect())
+            .filter(|((u, k, _), _)| *u == user && *k == kind)
+            .map(|((_, _, e), call)| (*call, *e))
+            .collect();
+        mine.sort();
+        Ok(mine.into_iter().map(|(_, e)| e).collect())
     }
 
     async fn set_featured(
@@ -330,15 +339,17 @@ impl FeaturedRepository for InMemoryFeaturedRepository {
             return Err(conflict("featured_entities_user_id_fkey"));
         }
         let mut stars = lock(&self.stars);
+        stars.calls += 1;
+        let call = stars.calls;
         let mut changed = Vec::new();
         for entity in entities {
             let star = (user, kind, *entity);
-            let present = stars.contains(&star);
+            let present = stars.starred.iter().any(|(s, _)| *s == star);
             if featured && !present {
-                stars.push(star);
+                stars.starred.push((star, call));
                 changed.push(*entity);
             } else if !featured && present {
-                stars.retain(|s| *s != star);
+                stars.starred.retain(|(s, _)| *s != star);
                 changed.push(*entity);
             }
         }

@@ -12,8 +12,9 @@ pub use pool::{
     quote_ident, run_migrations, split_database,
 };
 pub use repo::{
-    PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
-    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
+    PgChannelRepository, PgFeaturedRepository, PgInvitationRepository, PgKeyRepository,
+    PgLabelRepository, PgLabelledEntities, PgMoodRepository, PgOrgRepository, PgTeamRepository,
+    PgTemplateRepository,
 };
 
 #[async_trait::async_trait]

@@ -161,19 +161,31 @@ async fn create_validates_and_defaults() {
     let w = World::new().await;
     let s = w.labels();
     let l = s
-        .create_label(&w.member, PAID, "  Urgent ", Some("#ff0000"), Some(" Act now "))
+        .create_label(
+            &w.member,
+            PAID,
+            "  Urgent ",
+            Some("#ff0000"),
+            Some(" Act now "),
+        )
         .await
         .unwrap();
     assert_eq!(
         (l.name.as_str(), l.color.as_str(), l.description.as_str()),
         ("Urgent", "#FF0000", "Act now")
     );
-    assert_eq!((l.is_archived, l.usage, l.created_by), (false, 0, Some(w.member.id)));
+    assert_eq!(
+        (l.is_archived, l.usage, l.created_by),
+        (false, 0, Some(w.member.id))
+    );
     let plain = s
         .create_label(&w.member, PAID, "Plain", None, None)
         .await
         .unwrap();
-    assert_eq!((plain.color.as_str(), plain.description.as_str()), (DEFAULT_COLOR, ""));
+    assert_eq!(
+        (plain.color.as_str(), plain.description.as_str()),
+        (DEFAULT_COLOR, "")
+    );
 
     for (name, color, description, field) in [
         ("", None, None, "name"),
@@ -185,7 +197,8 @@ async fn create_validates_and_defaults() {
         ("Ok", None, Some("two\nlines"), "description"),
     ] {
         let e = refused(
-            s.create_label(&w.member, PAID, name, color, description).await,
+            s.create_label(&w.member, PAID, name, color, description)
+                .await,
             ErrorCode::ParamsValidationError,
         );
         assert!(e.field_errors().contains_key(field), "{field}: {e:?}");
@@ -251,8 +264,15 @@ async fn writes_need_a_paid_plan_and_no_guest_but_reads_do_not() {
             code,
         );
         refused(
-            s.batch_entity_labels(who, plan, EntityKind::Forms, &[form], &[label.id], BatchMode::Add)
-                .await,
+            s.batch_entity_labels(
+                who,
+                plan,
+                EntityKind::Forms,
+                &[form],
+                &[label.id],
+                BatchMode::Add,
+            )
+            .await,
             code,
         );
     }
@@ -288,7 +308,10 @@ async fn members_edit_their_own_labels_admins_all() {
         .update_label(&w.member, PAID, mine.id, &recolour)
         .await
         .unwrap();
-    assert_eq!((l.color.as_str(), l.description.as_str()), ("#00FF00", "green"));
+    assert_eq!(
+        (l.color.as_str(), l.description.as_str()),
+        ("#00FF00", "green")
+    );
     assert_eq!(w.stored(&mine).await.color, "#00FF00");
     refused(
         s.update_label(&w.member, PAID, theirs.id, &recolour).await,
@@ -333,8 +356,18 @@ async fn archive_is_idempotent_and_patch_restores() {
     let w = World::new().await;
     let s = w.labels();
     let l = w.label(&w.member, "Old").await;
-    assert!(s.archive_label(&w.member, PAID, l.id).await.unwrap().is_archived);
-    assert!(s.archive_label(&w.member, PAID, l.id).await.unwrap().is_archived);
+    assert!(
+        s.archive_label(&w.member, PAID, l.id)
+            .await
+            .unwrap()
+            .is_archived
+    );
+    assert!(
+        s.archive_label(&w.member, PAID, l.id)
+            .await
+            .unwrap()
+            .is_archived
+    );
     assert!(w.stored(&l).await.is_archived);
     // Archived labels leave the default list.
     let live = s
@@ -381,10 +414,7 @@ async fn only_admins_delete_and_only_unused_labels() {
     assert_eq!(e.extra()["usage_count"], 2);
     assert_eq!(w.stored(&used).await.usage, 2);
     s.delete_label(&w.admin, PAID, unused.id).await.unwrap();
-    refused(
-        s.get_label(&w.admin, unused.id).await,
-        ErrorCode::NotFound,
-    );
+    refused(s.get_label(&w.admin, unused.id).await, ErrorCode::NotFound);
     refused(
         s.delete_label(&w.admin, PAID, unused.id).await,
         ErrorCode::NotFound,
@@ -407,8 +437,14 @@ async fn another_organizations_label_is_not_found() {
         s.update_label(&w.admin, PAID, theirs.id, &changes).await,
         ErrorCode::NotFound,
     );
-    refused(s.archive_label(&w.admin, PAID, theirs.id).await, ErrorCode::NotFound);
-    refused(s.delete_label(&w.admin, PAID, theirs.id).await, ErrorCode::NotFound);
+    refused(
+        s.archive_label(&w.admin, PAID, theirs.id).await,
+        ErrorCode::NotFound,
+    );
+    refused(
+        s.delete_label(&w.admin, PAID, theirs.id).await,
+        ErrorCode::NotFound,
+    );
     let e = refused(
         s.set_entity_labels(&w.admin, PAID, EntityKind::Forms, form, &[theirs.id])
             .await,
@@ -448,13 +484,24 @@ async fn list_filters_searches_and_pages() {
     };
     assert_eq!(
         list(false, None, 0, 20).await,
-        (4, vec!["Alpha".into(), "alphabet".into(), "beta".into(), "gamma".into()])
+        (
+            4,
+            vec![
+                "Alpha".into(),
+                "alphabet".into(),
+                "beta".into(),
+                "gamma".into()
+            ]
+        )
     );
     assert_eq!(
         list(true, Some("ALP"), 0, 20).await,
         (3, vec!["Alpha".into(), "alphabet".into(), "Alpine".into()])
     );
-    assert_eq!(list(false, None, 1, 2).await, (4, vec!["alphabet".into(), "beta".into()]));
+    assert_eq!(
+        list(false, None, 1, 2).await,
+        (4, vec!["alphabet".into(), "beta".into()])
+    );
 }
 
 #[tokio::test]
@@ -485,7 +532,10 @@ async fn replace_set_puts_exactly_the_given_labels() {
         v
     });
     assert_eq!(set(vec![b.id]).await, ["B"]);
-    assert_eq!(w.carried(EntityKind::Forms, form, &[&a, &b, &c]).await, [b.id]);
+    assert_eq!(
+        w.carried(EntityKind::Forms, form, &[&a, &b, &c]).await,
+        [b.id]
+    );
     assert_eq!(w.stored(&b).await.usage, 1);
     assert_eq!(w.stored(&a).await.usage, 0);
     assert!(set(vec![]).await.is_empty());
@@ -562,9 +612,16 @@ async fn batch_adds_removes_and_replaces() {
         let s = s.clone();
         let member = w.member.clone();
         async move {
-            s.batch_entity_labels(&member, PAID, EntityKind::Checkins, &entities, &labels, mode)
-                .await
-                .unwrap()
+            s.batch_entity_labels(
+                &member,
+                PAID,
+                EntityKind::Checkins,
+                &entities,
+                &labels,
+                mode,
+            )
+            .await
+            .unwrap()
         }
     };
     let kind = EntityKind::Checkins;
@@ -631,9 +688,16 @@ async fn archived_labels_cannot_be_newly_assigned_but_stay_where_they_are() {
     assert_eq!(names, ["New", "Old"]);
     // Taking it off is always allowed.
     assert_eq!(
-        s.batch_entity_labels(&w.member, PAID, kind, &[keeps, fresh], &[old.id], BatchMode::Remove)
-            .await
-            .unwrap(),
+        s.batch_entity_labels(
+            &w.member,
+            PAID,
+            kind,
+            &[keeps, fresh],
+            &[old.id],
+            BatchMode::Remove
+        )
+        .await
+        .unwrap(),
         1
     );
     assert_eq!(w.carried(kind, keeps, &[&old, &new]).await, [new.id]);
@@ -678,7 +742,13 @@ async fn calls_are_bounded() {
         w.stars().set_featured(&w.member, kind, &stars, true).await,
         ErrorCode::TooManyItems,
     );
-    assert!(w.stars().featured(&w.member, kind).await.unwrap().is_empty());
+    assert!(
+        w.stars()
+            .featured(&w.member, kind)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -689,10 +759,20 @@ async fn stars_are_private_and_need_existing_entities() {
     let f1 = w.entity(&w.admin, kind);
     let f2 = w.entity(&w.admin, kind);
     let checkin = w.entity(&w.admin, EntityKind::Checkins);
-    // Guests star too, and no plan is needed.
+    // Guests star too, and no plan is needed. The list is oldest star first.
     assert_eq!(
-        stars.set_featured(&w.guest, kind, &[f2, f1, f2], true).await.unwrap(),
-        [f2, f1]
+        stars
+            .set_featured(&w.guest, kind, &[f2], true)
+            .await
+            .unwrap(),
+        [f2]
+    );
+    assert_eq!(
+        stars
+            .set_featured(&w.guest, kind, &[f1, f2, f1], true)
+            .await
+            .unwrap(),
+        [f1]
     );
     assert_eq!(stars.featured(&w.guest, kind).await.unwrap(), [f2, f1]);
     assert!(stars.featured(&w.member, kind).await.unwrap().is_empty());
@@ -705,11 +785,17 @@ async fn stars_are_private_and_need_existing_entities() {
     );
     // Only changes are reported.
     assert_eq!(
-        stars.set_featured(&w.guest, kind, &[f1], true).await.unwrap(),
+        stars
+            .set_featured(&w.guest, kind, &[f1], true)
+            .await
+            .unwrap(),
         Vec::<Uuid>::new()
     );
     assert_eq!(
-        stars.set_featured(&w.guest, kind, &[f1], false).await.unwrap(),
+        stars
+            .set_featured(&w.guest, kind, &[f1], false)
+            .await
+            .unwrap(),
         [f1]
     );
     assert_eq!(stars.featured(&w.guest, kind).await.unwrap(), [f2]);

@@ -1,6 +1,7 @@
 mod channels;
 mod invitations;
 mod keys;
+mod labels;
 mod mood;
 mod org;
 mod outbox;
@@ -11,6 +12,7 @@ mod templates;
 pub use channels::PgChannelRepository;
 pub use invitations::PgInvitationRepository;
 pub use keys::PgKeyRepository;
+pub use labels::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
 pub use teams::PgTeamRepository;
