@@ -7,6 +7,7 @@ mod catalog;
 mod cli;
 mod contract;
 mod directory;
+mod directory_events;
 mod docs_ui;
 mod envelope;
 mod invitations;

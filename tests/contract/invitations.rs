@@ -59,7 +59,11 @@ fn owned(ids: &[&str]) -> Vec<String> {
 async fn an_invitation_reads_back_as_created(p: Ports) {
     let org = p.org("Acme").await;
     let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
-    let team = p.teams.create_team(org.id, "Core", &[]).await.unwrap();
+    let team = p
+        .teams
+        .create_team(org.id, TeamId::new(), "Core", &[], &[])
+        .await
+        .unwrap();
     let followup = Uuid::now_v7();
     let new = NewInvitation {
         team_ids: vec![team.id],

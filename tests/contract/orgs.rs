@@ -1,13 +1,13 @@
 //! `OrgRepository`: organizations and their people.
 
-use teamcomm_kernel::{OrgId, PageRequest, UserId};
+use teamcomm_kernel::{EventType, OrgId, PageRequest, UserId};
 use teamcomm_org::{
     NewOrganization, NewUser, OrganizationPatch, PlanTier, ProfilePatch, Role, User, UserFilter,
     UserPatch,
 };
 use time::macros::date;
 
-use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check};
+use crate::ports::{Ports, assert_conflict, assert_not_found, assert_refused_by_check, event};
 
 contract!(
     with caches:
@@ -23,6 +23,7 @@ contract!(
     important_dates_list_only_people_who_have_one,
     writes_are_seen_by_the_next_read,
     organization_names_outside_the_stored_bounds_are_refused,
+    activation_events_are_recorded_only_when_is_active_flips,
 );
 
 fn emails(users: &[User]) -> Vec<&str> {
@@ -149,7 +150,7 @@ async fn people_are_scoped_by_organization(p: Ports) {
         first_name: Some("Taken".to_owned()),
         ..ProfilePatch::default()
     };
-    assert_not_found(p.orgs.update_profile(other.id, max.id, &rename).await);
+    assert_not_found(p.orgs.update_profile(other.id, max.id, &rename, &[]).await);
     assert_eq!(p.orgs.get_user(org.id, max.id).await.unwrap(), max);
     let page = p
         .orgs
@@ -236,7 +237,7 @@ async fn people_filters_search_names_and_e_mails_literally(p: Ports) {
     p.user(&org, "percent@acme.test", "100%", "Sure").await;
     p.user(&org, "under_score@acme.test", "Émile", "Zola").await;
     let off = UserPatch::new(Some(false), None).unwrap();
-    p.orgs.update_user(ada.id, &off).await.unwrap();
+    p.orgs.update_user(ada.id, &off, &[]).await.unwrap();
     let search = |s: &str, active: Option<bool>| {
         let orgs = p.orgs.clone();
         let filter = UserFilter {
@@ -320,7 +321,11 @@ async fn profile_updates_change_only_the_given_fields(p: Ports) {
         role: Some(Role::Guest),
         ..ProfilePatch::default()
     };
-    let updated = p.orgs.update_profile(org.id, max.id, &patch).await.unwrap();
+    let updated = p
+        .orgs
+        .update_profile(org.id, max.id, &patch, &[])
+        .await
+        .unwrap();
     let expected = User {
         first_name: "Maxi".to_owned(),
         timezone: "Europe/Berlin".to_owned(),
@@ -339,7 +344,7 @@ async fn profile_updates_change_only_the_given_fields(p: Ports) {
     };
     let updated = p
         .orgs
-        .update_profile(org.id, max.id, &cleared)
+        .update_profile(org.id, max.id, &cleared, &[])
         .await
         .unwrap();
     assert_eq!(
@@ -354,7 +359,7 @@ async fn profile_updates_change_only_the_given_fields(p: Ports) {
     assert_eq!(p.orgs.get_user(org.id, max.id).await.unwrap(), updated);
     let unknown = p
         .orgs
-        .update_profile(org.id, UserId::new(), &ProfilePatch::default())
+        .update_profile(org.id, UserId::new(), &ProfilePatch::default(), &[])
         .await;
     assert_not_found(unknown);
 }
@@ -363,17 +368,17 @@ async fn operator_updates_reach_people_of_any_organization(p: Ports) {
     let org = p.org("Acme").await;
     let max = p.user(&org, "max@acme.test", "Max", "").await;
     let patch = UserPatch::new(Some(false), Some("admin")).unwrap();
-    let updated = p.orgs.update_user(max.id, &patch).await.unwrap();
+    let updated = p.orgs.update_user(max.id, &patch, &[]).await.unwrap();
     assert_eq!((updated.is_active, updated.role), (false, Role::Admin));
     assert_eq!(updated.first_name, max.first_name);
     assert_eq!(p.orgs.find_user(max.id).await.unwrap(), updated);
     let none = p
         .orgs
-        .update_user(max.id, &UserPatch::default())
+        .update_user(max.id, &UserPatch::default(), &[])
         .await
         .unwrap();
     assert_eq!(none, updated);
-    assert_not_found(p.orgs.update_user(UserId::new(), &patch).await);
+    assert_not_found(p.orgs.update_user(UserId::new(), &patch, &[]).await);
     assert_not_found(p.orgs.find_user(UserId::new()).await);
 }
 
@@ -391,11 +396,16 @@ async fn important_dates_list_only_people_who_have_one(p: Ports) {
     p.user(&org, "none@acme.test", "Nobody", "").await;
     let sam = p.user(&other, "sam@other.test", "Sam", "").await;
     p.orgs
-        .update_profile(org.id, zed.id, &with(Some("01-31"), None))
+        .update_profile(org.id, zed.id, &with(Some("01-31"), None), &[])
         .await
         .unwrap();
     p.orgs
-        .update_profile(org.id, amy.id, &with(None, Some(date!(2019 - 05 - 06))))
+        .update_profile(
+            org.id,
+            amy.id,
+            &with(None, Some(date!(2019 - 05 - 06))),
+            &[],
+        )
         .await
         .unwrap();
     p.orgs
@@ -403,11 +413,12 @@ async fn important_dates_list_only_people_who_have_one(p: Ports) {
             org.id,
             bo.id,
             &with(Some("12-24"), Some(date!(2021 - 01 - 01))),
+            &[],
         )
         .await
         .unwrap();
     p.orgs
-        .update_profile(other.id, sam.id, &with(Some("07-04"), None))
+        .update_profile(other.id, sam.id, &with(Some("07-04"), None), &[])
         .await
         .unwrap();
     let listed = p.orgs.users_with_important_dates(org.id).await.unwrap();
@@ -475,7 +486,7 @@ async fn writes_are_seen_by_the_next_read(p: Ports) {
         ..ProfilePatch::default()
     };
     p.orgs
-        .update_profile(org.id, ann.id, &rename)
+        .update_profile(org.id, ann.id, &rename, &[])
         .await
         .unwrap();
     let renamed = (1, vec![("Anna Adams".to_owned(), Role::Admin)]);
@@ -483,7 +494,7 @@ async fn writes_are_seen_by_the_next_read(p: Ports) {
     assert_eq!(list(&active).await, renamed);
 
     let off = UserPatch::new(Some(false), None).unwrap();
-    p.orgs.update_user(ann.id, &off).await.unwrap();
+    p.orgs.update_user(ann.id, &off, &[]).await.unwrap();
     assert_eq!(list(&active).await, (0, vec![]));
     assert!(!p.orgs.get_user(org.id, ann.id).await.unwrap().is_active);
 
@@ -500,4 +511,83 @@ async fn writes_are_seen_by_the_next_read(p: Ports) {
     let snapshot = p.snapshots.organization(org.id).await.unwrap();
     assert_eq!(snapshot.plan, PlanTier::Free);
     assert!(snapshot.check_api_key_eligibility().is_err());
+}
+
+async fn activation_events_are_recorded_only_when_is_active_flips(p: Ports) {
+    let org = p.org("Acme").await;
+    let other = p.org("Other").await;
+    let max = p.user(&org, "max@acme.test", "Max", "").await;
+    let mark = |m: &str| event(org.id, EventType::OrganizationUserDeactivated, m);
+    let (off, off_again, role_only) = (mark("off"), mark("off again"), mark("role only"));
+    let deactivate = UserPatch::new(Some(false), None).unwrap();
+    let changed = p
+        .orgs
+        .update_user(max.id, &deactivate, std::slice::from_ref(&off))
+        .await
+        .unwrap();
+    assert!(!changed.is_active);
+    // The stored value re-stated, or another field changed: nothing recorded.
+    p.orgs
+        .update_user(max.id, &deactivate, std::slice::from_ref(&off_again))
+        .await
+        .unwrap();
+    p.orgs
+        .update_user(
+            max.id,
+            &UserPatch::new(None, Some("admin")).unwrap(),
+            std::slice::from_ref(&role_only),
+        )
+        .await
+        .unwrap();
+    assert_not_found(
+        p.orgs
+            .update_user(UserId::new(), &deactivate, std::slice::from_ref(&off_again))
+            .await,
+    );
+
+    let on = event(org.id, EventType::OrganizationUserActivated, "on");
+    let activate = ProfilePatch {
+        is_active: Some(true),
+        first_name: Some("Maxine".to_owned()),
+        ..ProfilePatch::default()
+    };
+    let changed = p
+        .orgs
+        .update_profile(org.id, max.id, &activate, std::slice::from_ref(&on))
+        .await
+        .unwrap();
+    assert!(changed.is_active);
+    let stray = event(org.id, EventType::OrganizationUserActivated, "stray");
+    for patch in [
+        activate.clone(),
+        ProfilePatch {
+            last_name: Some("Again".to_owned()),
+            ..ProfilePatch::default()
+        },
+    ] {
+        p.orgs
+            .update_profile(org.id, max.id, &patch, std::slice::from_ref(&stray))
+            .await
+            .unwrap();
+    }
+    let off_elsewhere = ProfilePatch {
+        is_active: Some(false),
+        ..ProfilePatch::default()
+    };
+    assert_not_found(
+        p.orgs
+            .update_profile(
+                other.id,
+                max.id,
+                &off_elsewhere,
+                std::slice::from_ref(&stray),
+            )
+            .await,
+    );
+    assert!(p.orgs.find_user(max.id).await.unwrap().is_active);
+    assert_eq!(
+        p.recorded_events().await,
+        [off.payload(), on.payload()],
+        "one event per flip, none otherwise"
+    );
 }

@@ -8,7 +8,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use teamcomm_cache::{OrgSnapshotCache, PeoplePageCache};
 use teamcomm_forms::testing::InMemoryTemplateRepository;
 use teamcomm_forms::{Template, TemplateRepository};
-use teamcomm_kernel::RepoError;
+use teamcomm_kernel::events::testing::RecordedEvents;
+use teamcomm_kernel::{Event, EventType, OrgId, RepoError};
 use teamcomm_keys::testing::{InMemoryKeyRepository, UncachedOrgSnapshots};
 use teamcomm_keys::{KeyRepository, OrgSnapshots};
 use teamcomm_labels::testing::InMemoryLabelPorts;
@@ -44,9 +45,10 @@ pub struct Ports {
     store: Store,
 }
 
-/// What the ports cannot do themselves: write templates (no port writes them yet).
+/// What the ports cannot do themselves: write templates (no port writes them yet), and read
+/// back the events they recorded (the outbox).
 enum Store {
-    Memory(Arc<InMemoryTemplateRepository>),
+    Memory(Arc<InMemoryTemplateRepository>, RecordedEvents),
     /// Dropped after the pool's users: the database goes last.
     Postgres(TestDb),
 }
@@ -56,6 +58,7 @@ impl Ports {
         let org = InMemoryOrgPorts::new(Arc::new(teamcomm_kernel::SystemClock));
         let templates = Arc::new(InMemoryTemplateRepository::new());
         let labels = InMemoryLabelPorts::new(org.people.clone());
+        let events = org.events.clone();
         let people = org.people.clone();
         let channels =
             InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id));
@@ -71,7 +74,7 @@ impl Ports {
             moods: org.moods,
             templates: templates.clone(),
             channels: Arc::new(channels),
-            store: Store::Memory(templates),
+            store: Store::Memory(templates, events),
         }
     }
 
@@ -125,7 +128,7 @@ impl Ports {
     /// Stores a template as the store would hold it (Postgres: a row, as the migration seeds).
     pub async fn insert_template(&self, t: &Template) {
         match &self.store {
-            Store::Memory(repo) => repo.insert(t.clone()),
+            Store::Memory(repo, _) => repo.insert(t.clone()),
             Store::Postgres(db) => {
                 let mut conn = AsyncPgConnection::establish(&db.url)
                     .await
@@ -152,6 +155,29 @@ impl Ports {
         }
     }
 
+    /// The payloads of every event the ports recorded, oldest first (Postgres: the outbox).
+    pub async fn recorded_events(&self) -> Vec<serde_json::Value> {
+        match &self.store {
+            Store::Memory(_, events) => events.all().iter().map(Event::payload).collect(),
+            Store::Postgres(db) => {
+                #[derive(diesel::QueryableByName)]
+                struct Row {
+                    #[diesel(sql_type = Jsonb)]
+                    payload: serde_json::Value,
+                }
+                let mut conn = AsyncPgConnection::establish(&db.url)
+                    .await
+                    .expect("connect");
+                let rows: Vec<Row> =
+                    diesel::sql_query("SELECT payload FROM outbox_events ORDER BY id")
+                        .load(&mut conn)
+                        .await
+                        .expect("read the outbox");
+                rows.into_iter().map(|r| r.payload).collect()
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- shared fixtures
 
     /// A new organization on a paid plan.
@@ -171,6 +197,17 @@ impl Ports {
             .await
             .expect("create user")
     }
+}
+
+/// An event of `org` to hand a port; `mark` tells it from others in assertions.
+pub fn event(org: OrgId, event_type: EventType, mark: &str) -> Event {
+    Event::new(
+        org,
+        event_type,
+        None,
+        micros(time::OffsetDateTime::now_utc()),
+        serde_json::json!({ "mark": mark }),
+    )
 }
 
 /// Asserts a conflict on the named constraint (the in-memory adapters name Postgres's).

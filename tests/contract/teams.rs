@@ -1,9 +1,9 @@
 //! `TeamRepository`: teams and memberships.
 
-use teamcomm_kernel::{PageRequest, TeamId, UserId};
+use teamcomm_kernel::{Event, EventType, OrgId, PageRequest, TeamId, UserId};
 use teamcomm_org::{Organization, Team, TeamFilter, TeamRole, User};
 
-use crate::ports::{Ports, assert_not_found, assert_refused_by_check};
+use crate::ports::{Ports, assert_not_found, assert_refused_by_check, event};
 
 contract!(
     a_team_reads_back_with_its_in_organization_members,
@@ -17,7 +17,25 @@ contract!(
     memberships_refuse_unknown_teams_and_people,
     memberships_never_cross_organizations,
     team_names_outside_the_stored_bounds_are_refused,
+    a_new_team_records_its_members_events_with_it,
+    a_membership_put_records_its_event_only_when_it_adds,
+    a_removal_records_its_event_only_when_it_removes,
 );
+
+/// An event for a port call that may record that someone joined.
+fn joined(org: OrgId) -> Event {
+    event(org, EventType::OrganizationTeamUserAdded, "joined")
+}
+
+/// An event for a port call that may record that someone left.
+fn left(org: OrgId) -> Event {
+    event(org, EventType::OrganizationTeamUserRemoved, "left")
+}
+
+/// The payloads of `events`, as the outbox holds them.
+fn payloads(events: &[&Event]) -> Vec<serde_json::Value> {
+    events.iter().map(|e| e.payload()).collect()
+}
 
 struct Fixture {
     org: Organization,
@@ -72,7 +90,7 @@ async fn a_team_reads_back_with_its_in_organization_members(p: Ports) {
     let members = [f.ann.id, f.bob.id, f.ann.id, stranger.id, UserId::new()];
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &members)
+        .create_team(f.org.id, TeamId::new(), "Core", &members, &[])
         .await
         .unwrap();
     assert_eq!((team.org_id, team.name.as_str()), (f.org.id, "Core"));
@@ -85,7 +103,11 @@ async fn a_team_reads_back_with_its_in_organization_members(p: Ports) {
     assert!(p.teams.is_member(team.id, f.ann.id).await.unwrap());
     assert!(!p.teams.is_member(team.id, f.cy.id).await.unwrap());
     assert!(!p.teams.is_member(team.id, stranger.id).await.unwrap());
-    let empty = p.teams.create_team(f.org.id, "Empty", &[]).await.unwrap();
+    let empty = p
+        .teams
+        .create_team(f.org.id, TeamId::new(), "Empty", &[], &[])
+        .await
+        .unwrap();
     assert_eq!(empty.members_count, 0);
 }
 
@@ -94,10 +116,13 @@ async fn teams_are_scoped_by_organization(p: Ports) {
     let other = p.org("Other").await;
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &[f.ann.id])
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id], &[])
         .await
         .unwrap();
-    p.teams.create_team(other.id, "Theirs", &[]).await.unwrap();
+    p.teams
+        .create_team(other.id, TeamId::new(), "Theirs", &[], &[])
+        .await
+        .unwrap();
     assert_not_found(p.teams.get_team(other.id, team.id).await);
     assert_not_found(p.teams.get_team(f.org.id, TeamId::new()).await);
     assert_not_found(
@@ -117,14 +142,21 @@ async fn teams_are_scoped_by_organization(p: Ports) {
         .await
         .unwrap();
     assert_eq!((members.count, members.results.len()), (0, 0));
-    assert_not_found(p.teams.remove_member(other.id, team.id, f.ann.id).await);
+    assert_not_found(
+        p.teams
+            .remove_member(other.id, team.id, f.ann.id, &left(other.id))
+            .await,
+    );
     assert!(p.teams.is_member(team.id, f.ann.id).await.unwrap());
 }
 
 async fn teams_list_by_name_bytewise_with_counts_and_pages(p: Ports) {
     let f = fixture(&p).await;
     for name in ["ops", "Ops", "Design", "Backend", "Écrivains"] {
-        p.teams.create_team(f.org.id, name, &[]).await.unwrap();
+        p.teams
+            .create_team(f.org.id, TeamId::new(), name, &[], &[])
+            .await
+            .unwrap();
     }
     let expected = ["Backend", "Design", "Ops", "ops", "Écrivains"];
     let all = TeamFilter::default();
@@ -147,19 +179,25 @@ async fn team_filters_hide_archived_and_match_members_and_names(p: Ports) {
     let f = fixture(&p).await;
     let core = p
         .teams
-        .create_team(f.org.id, "Core", &[f.ann.id])
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id], &[])
         .await
         .unwrap();
     p.teams
-        .create_team(f.org.id, "Platform", &[f.ann.id, f.bob.id])
+        .create_team(
+            f.org.id,
+            TeamId::new(),
+            "Platform",
+            &[f.ann.id, f.bob.id],
+            &[],
+        )
         .await
         .unwrap();
     p.teams
-        .create_team(f.org.id, "100% Fun", &[])
+        .create_team(f.org.id, TeamId::new(), "100% Fun", &[], &[])
         .await
         .unwrap();
     p.teams
-        .create_team(f.org.id, "under_dogs", &[f.bob.id])
+        .create_team(f.org.id, TeamId::new(), "under_dogs", &[f.bob.id], &[])
         .await
         .unwrap();
     p.teams
@@ -213,7 +251,7 @@ async fn team_updates_change_only_the_given_fields(p: Ports) {
     let f = fixture(&p).await;
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &[f.ann.id])
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id], &[])
         .await
         .unwrap();
     let same = p
@@ -258,7 +296,7 @@ async fn memberships_are_added_once_and_re_roled(p: Ports) {
     let f = fixture(&p).await;
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &[f.ann.id])
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id], &[])
         .await
         .unwrap();
     let created = p
@@ -274,21 +312,27 @@ async fn memberships_are_added_once_and_re_roled(p: Ports) {
 
     let (bob, added) = p
         .teams
-        .put_member(f.org.id, team.id, f.bob.id, None)
+        .put_member(f.org.id, team.id, f.bob.id, None, &joined(f.org.id))
         .await
         .unwrap();
     assert!(added);
     assert_eq!((bob.user.id, bob.role), (f.bob.id, TeamRole::Member));
     let (again, added) = p
         .teams
-        .put_member(f.org.id, team.id, f.bob.id, None)
+        .put_member(f.org.id, team.id, f.bob.id, None, &joined(f.org.id))
         .await
         .unwrap();
     assert!(!added);
     assert_eq!(again, bob);
     let (manager, added) = p
         .teams
-        .put_member(f.org.id, team.id, f.bob.id, Some(TeamRole::Manager))
+        .put_member(
+            f.org.id,
+            team.id,
+            f.bob.id,
+            Some(TeamRole::Manager),
+            &joined(f.org.id),
+        )
         .await
         .unwrap();
     assert!(!added);
@@ -298,13 +342,19 @@ async fn memberships_are_added_once_and_re_roled(p: Ports) {
     );
     let (kept, _) = p
         .teams
-        .put_member(f.org.id, team.id, f.bob.id, None)
+        .put_member(f.org.id, team.id, f.bob.id, None, &joined(f.org.id))
         .await
         .unwrap();
     assert_eq!(kept.role, TeamRole::Manager, "no role keeps the stored one");
     let (cy, added) = p
         .teams
-        .put_member(f.org.id, team.id, f.cy.id, Some(TeamRole::Manager))
+        .put_member(
+            f.org.id,
+            team.id,
+            f.cy.id,
+            Some(TeamRole::Manager),
+            &joined(f.org.id),
+        )
         .await
         .unwrap();
     assert!(added);
@@ -330,7 +380,13 @@ async fn members_list_by_name_with_counts_and_pages(p: Ports) {
     let f = fixture(&p).await;
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &[f.cy.id, f.ann.id, f.bob.id])
+        .create_team(
+            f.org.id,
+            TeamId::new(),
+            "Core",
+            &[f.cy.id, f.ann.id, f.bob.id],
+            &[],
+        )
         .await
         .unwrap();
     let page = |offset, limit| {
@@ -358,17 +414,25 @@ async fn removing_a_member_takes_them_out(p: Ports) {
     let f = fixture(&p).await;
     let team = p
         .teams
-        .create_team(f.org.id, "Core", &[f.ann.id, f.bob.id])
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id, f.bob.id], &[])
         .await
         .unwrap();
     p.teams
-        .remove_member(f.org.id, team.id, f.ann.id)
+        .remove_member(f.org.id, team.id, f.ann.id, &left(f.org.id))
         .await
         .unwrap();
     assert!(!p.teams.is_member(team.id, f.ann.id).await.unwrap());
     assert_not_found(p.teams.get_member(f.org.id, team.id, f.ann.id).await);
-    assert_not_found(p.teams.remove_member(f.org.id, team.id, f.ann.id).await);
-    assert_not_found(p.teams.remove_member(f.org.id, team.id, f.cy.id).await);
+    assert_not_found(
+        p.teams
+            .remove_member(f.org.id, team.id, f.ann.id, &left(f.org.id))
+            .await,
+    );
+    assert_not_found(
+        p.teams
+            .remove_member(f.org.id, team.id, f.cy.id, &left(f.org.id))
+            .await,
+    );
     assert_eq!(
         p.teams
             .get_team(f.org.id, team.id)
@@ -379,7 +443,7 @@ async fn removing_a_member_takes_them_out(p: Ports) {
     );
     let (_, added) = p
         .teams
-        .put_member(f.org.id, team.id, f.ann.id, None)
+        .put_member(f.org.id, team.id, f.ann.id, None, &joined(f.org.id))
         .await
         .unwrap();
     assert!(added, "a removed member can come back");
@@ -387,15 +451,19 @@ async fn removing_a_member_takes_them_out(p: Ports) {
 
 async fn memberships_refuse_unknown_teams_and_people(p: Ports) {
     let f = fixture(&p).await;
-    let team = p.teams.create_team(f.org.id, "Core", &[]).await.unwrap();
+    let team = p
+        .teams
+        .create_team(f.org.id, TeamId::new(), "Core", &[], &[])
+        .await
+        .unwrap();
     assert_not_found(
         p.teams
-            .put_member(f.org.id, TeamId::new(), f.ann.id, None)
+            .put_member(f.org.id, TeamId::new(), f.ann.id, None, &joined(f.org.id))
             .await,
     );
     assert_not_found(
         p.teams
-            .put_member(f.org.id, team.id, UserId::new(), None)
+            .put_member(f.org.id, team.id, UserId::new(), None, &joined(f.org.id))
             .await,
     );
     assert_eq!(
@@ -410,10 +478,14 @@ async fn memberships_refuse_unknown_teams_and_people(p: Ports) {
 
 async fn team_names_outside_the_stored_bounds_are_refused(p: Ports) {
     let f = fixture(&p).await;
-    assert_refused_by_check(p.teams.create_team(f.org.id, "", &[]).await);
     assert_refused_by_check(
         p.teams
-            .create_team(f.org.id, &"x".repeat(201), &[f.ann.id])
+            .create_team(f.org.id, TeamId::new(), "", &[], &[])
+            .await,
+    );
+    assert_refused_by_check(
+        p.teams
+            .create_team(f.org.id, TeamId::new(), &"x".repeat(201), &[f.ann.id], &[])
             .await,
     );
     assert_eq!(
@@ -422,7 +494,7 @@ async fn team_names_outside_the_stored_bounds_are_refused(p: Ports) {
     );
     let team = p
         .teams
-        .create_team(f.org.id, &"é".repeat(200), &[])
+        .create_team(f.org.id, TeamId::new(), &"é".repeat(200), &[], &[])
         .await
         .unwrap();
     assert_refused_by_check(p.teams.update_team(f.org.id, team.id, Some(""), None).await);
@@ -434,18 +506,34 @@ async fn memberships_never_cross_organizations(p: Ports) {
     let (org, ann) = (&f.org, &f.ann);
     let other = p.org("Other").await;
     let sam = p.user(&other, "sam@other.test", "Sam", "").await;
-    let ours = p.teams.create_team(org.id, "Ours", &[]).await.unwrap();
+    let ours = p
+        .teams
+        .create_team(org.id, TeamId::new(), "Ours", &[], &[])
+        .await
+        .unwrap();
     let theirs = p
         .teams
-        .create_team(other.id, "Theirs", &[sam.id])
+        .create_team(other.id, TeamId::new(), "Theirs", &[sam.id], &[])
         .await
         .unwrap();
     // Their person into our team: refused, and nothing is written.
-    assert_not_found(p.teams.put_member(org.id, ours.id, sam.id, None).await);
+    assert_not_found(
+        p.teams
+            .put_member(org.id, ours.id, sam.id, None, &joined(org.id))
+            .await,
+    );
     assert!(!p.teams.is_member(ours.id, sam.id).await.unwrap());
     // Our person into their team, or taking their member out, through our organization.
-    assert_not_found(p.teams.put_member(org.id, theirs.id, ann.id, None).await);
-    assert_not_found(p.teams.remove_member(org.id, theirs.id, sam.id).await);
+    assert_not_found(
+        p.teams
+            .put_member(org.id, theirs.id, ann.id, None, &joined(org.id))
+            .await,
+    );
+    assert_not_found(
+        p.teams
+            .remove_member(org.id, theirs.id, sam.id, &left(org.id))
+            .await,
+    );
     assert_eq!(
         p.teams
             .get_team(other.id, theirs.id)
@@ -456,7 +544,136 @@ async fn memberships_never_cross_organizations(p: Ports) {
     );
     assert_not_found(
         p.teams
-            .put_member(org.id, TeamId::new(), ann.id, None)
+            .put_member(org.id, TeamId::new(), ann.id, None, &joined(org.id))
             .await,
     );
+}
+
+async fn a_new_team_records_its_members_events_with_it(p: Ports) {
+    let f = fixture(&p).await;
+    let id = TeamId::new();
+    let (ann, bob) = (
+        event(f.org.id, EventType::OrganizationTeamUserAdded, "ann"),
+        event(f.org.id, EventType::OrganizationTeamUserAdded, "bob"),
+    );
+    let team = p
+        .teams
+        .create_team(
+            f.org.id,
+            id,
+            "Core",
+            &[f.ann.id, f.bob.id],
+            &[ann.clone(), bob.clone()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (team.id, team.members_count),
+        (id, 2),
+        "the id is the caller's"
+    );
+    assert_eq!(p.teams.get_team(f.org.id, id).await.unwrap(), team);
+    assert_eq!(p.recorded_events().await, payloads(&[&ann, &bob]));
+
+    // A team the store refuses records nothing: not its events, not its members.
+    let refused = event(f.org.id, EventType::OrganizationTeamUserAdded, "refused");
+    assert_refused_by_check(
+        p.teams
+            .create_team(f.org.id, TeamId::new(), "", &[f.cy.id], &[refused])
+            .await,
+    );
+    assert!(!p.teams.is_member(team.id, f.cy.id).await.unwrap());
+    p.teams
+        .create_team(f.org.id, TeamId::new(), "Empty", &[], &[])
+        .await
+        .unwrap();
+    assert_eq!(p.recorded_events().await, payloads(&[&ann, &bob]));
+}
+
+async fn a_membership_put_records_its_event_only_when_it_adds(p: Ports) {
+    let f = fixture(&p).await;
+    let team = p
+        .teams
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id], &[])
+        .await
+        .unwrap();
+    let mark = |m: &str| event(f.org.id, EventType::OrganizationTeamUserAdded, m);
+    let (bob, again, re_roled, ann, cy) = (
+        mark("bob"),
+        mark("again"),
+        mark("re-roled"),
+        mark("ann"),
+        mark("cy"),
+    );
+    let (_, added) = p
+        .teams
+        .put_member(f.org.id, team.id, f.bob.id, None, &bob)
+        .await
+        .unwrap();
+    assert!(added);
+    // Already members, with or without a new role: nothing recorded.
+    for (who, role, e) in [
+        (f.bob.id, None, &again),
+        (f.bob.id, Some(TeamRole::Manager), &re_roled),
+        (f.ann.id, None, &ann),
+    ] {
+        let (_, added) = p
+            .teams
+            .put_member(f.org.id, team.id, who, role, e)
+            .await
+            .unwrap();
+        assert!(!added);
+    }
+    let (manager, added) = p
+        .teams
+        .put_member(f.org.id, team.id, f.cy.id, Some(TeamRole::Manager), &cy)
+        .await
+        .unwrap();
+    assert!(added && manager.role == TeamRole::Manager);
+    // Refused: nothing written, nothing recorded.
+    let stray = mark("stray");
+    assert_not_found(
+        p.teams
+            .put_member(f.org.id, TeamId::new(), f.ann.id, None, &stray)
+            .await,
+    );
+    assert_not_found(
+        p.teams
+            .put_member(f.org.id, team.id, UserId::new(), None, &stray)
+            .await,
+    );
+    assert_eq!(p.recorded_events().await, payloads(&[&bob, &cy]));
+}
+
+async fn a_removal_records_its_event_only_when_it_removes(p: Ports) {
+    let f = fixture(&p).await;
+    let other = p.org("Other").await;
+    let team = p
+        .teams
+        .create_team(f.org.id, TeamId::new(), "Core", &[f.ann.id, f.bob.id], &[])
+        .await
+        .unwrap();
+    let mark = |m: &str| event(f.org.id, EventType::OrganizationTeamUserRemoved, m);
+    let (ann, twice, never, theirs) = (mark("ann"), mark("twice"), mark("never"), mark("theirs"));
+    p.teams
+        .remove_member(f.org.id, team.id, f.ann.id, &ann)
+        .await
+        .unwrap();
+    assert_not_found(
+        p.teams
+            .remove_member(f.org.id, team.id, f.ann.id, &twice)
+            .await,
+    );
+    assert_not_found(
+        p.teams
+            .remove_member(f.org.id, team.id, f.cy.id, &never)
+            .await,
+    );
+    assert_not_found(
+        p.teams
+            .remove_member(other.id, team.id, f.bob.id, &theirs)
+            .await,
+    );
+    assert!(p.teams.is_member(team.id, f.bob.id).await.unwrap());
+    assert_eq!(p.recorded_events().await, payloads(&[&ann]));
 }

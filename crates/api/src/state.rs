@@ -71,12 +71,13 @@ impl AppState {
         );
         AppState {
             keys,
-            organizations: OrganizationService::new(orgs.clone()),
+            organizations: OrganizationService::new(orgs.clone(), clock.clone()),
             people: PeopleService::new(orgs.clone(), clock.clone()),
             teams: TeamService::new(
                 orgs.clone(),
                 teams.clone(),
                 Arc::new(PgInvitationRepository::new(db.clone())),
+                clock.clone(),
             ),
             invitations: InvitationService::new(
                 orgs.clone(),

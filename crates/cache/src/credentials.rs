@@ -284,7 +284,7 @@ mod tests {
                 .is_active
         );
         w.people
-            .update_user(w.owner.id, &UserPatch::new(Some(false), None).unwrap())
+            .update_user(w.owner.id, &UserPatch::new(Some(false), None).unwrap(), &[])
             .await
             .unwrap();
         let found = w.keys.find_key_credential(&w.hash).await.unwrap().unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use teamcomm_kernel::{Error, OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_kernel::{Error, Event, OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_keys::OrgSnapshots;
 use teamcomm_org::{
     NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, User,
@@ -93,8 +93,13 @@ impl OrgRepository for OrgSnapshotCache {
         self.inner.create_user(org, new).await
     }
 
-    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
-        self.inner.update_user(id, patch).await
+    async fn update_user(
+        &self,
+        id: UserId,
+        patch: &UserPatch,
+        activation_events: &[Event],
+    ) -> Result<User, RepoError> {
+        self.inner.update_user(id, patch, activation_events).await
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
@@ -127,8 +132,11 @@ impl OrgRepository for OrgSnapshotCache {
         org: OrgId,
         id: UserId,
         patch: &ProfilePatch,
+        activation_events: &[Event],
     ) -> Result<User, RepoError> {
-        self.inner.update_profile(org, id, patch).await
+        self.inner
+            .update_profile(org, id, patch, activation_events)
+            .await
     }
 
     async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError> {
@@ -141,7 +149,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use teamcomm_kernel::{ErrorCode, OrgId, Page, PageRequest, RepoError, UserId};
+    use teamcomm_kernel::{ErrorCode, Event, OrgId, Page, PageRequest, RepoError, UserId};
     use teamcomm_keys::OrgSnapshots;
     use teamcomm_org::testing::InMemoryOrgRepository;
     use teamcomm_org::{
@@ -280,8 +288,13 @@ mod tests {
         async fn create_user(&self, org: OrgId, new: &NewUser) -> Result<User, RepoError> {
             self.inner.create_user(org, new).await
         }
-        async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
-            self.inner.update_user(id, patch).await
+        async fn update_user(
+            &self,
+            id: UserId,
+            patch: &UserPatch,
+            activation_events: &[Event],
+        ) -> Result<User, RepoError> {
+            self.inner.update_user(id, patch, activation_events).await
         }
         async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
             self.inner.find_user(id).await
@@ -309,8 +322,11 @@ mod tests {
             org: OrgId,
             id: UserId,
             patch: &ProfilePatch,
+            activation_events: &[Event],
         ) -> Result<User, RepoError> {
-            self.inner.update_profile(org, id, patch).await
+            self.inner
+                .update_profile(org, id, patch, activation_events)
+                .await
         }
         async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError> {
             self.inner.users_with_important_dates(org).await

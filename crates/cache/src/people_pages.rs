@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_org::{
     NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, User,
     UserFilter, UserPatch,
@@ -91,8 +91,13 @@ impl OrgRepository for PeoplePageCache {
         Ok(user)
     }
 
-    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
-        let user = self.inner.update_user(id, patch).await?;
+    async fn update_user(
+        &self,
+        id: UserId,
+        patch: &UserPatch,
+        activation_events: &[Event],
+    ) -> Result<User, RepoError> {
+        let user = self.inner.update_user(id, patch, activation_events).await?;
         self.people_changed(user.org_id);
         Ok(user)
     }
@@ -136,8 +141,12 @@ impl OrgRepository for PeoplePageCache {
         org: OrgId,
         id: UserId,
         patch: &ProfilePatch,
+        activation_events: &[Event],
     ) -> Result<User, RepoError> {
-        let user = self.inner.update_profile(org, id, patch).await?;
+        let user = self
+            .inner
+            .update_profile(org, id, patch, activation_events)
+            .await?;
         self.people_changed(org);
         Ok(user)
     }
@@ -152,7 +161,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use teamcomm_kernel::{OrgId, PageRequest};
+    use teamcomm_kernel::{Event, EventType, OrgId, PageRequest};
     use teamcomm_org::testing::InMemoryOrgRepository;
     use teamcomm_org::{
         NewOrganization, NewUser, OrgRepository, ProfilePatch, UserFilter, UserPatch,
@@ -229,8 +238,18 @@ mod tests {
         assert_eq!(f.listed(f.org).await, 2);
     }
 
+    fn event(org: OrgId, event_type: EventType) -> Event {
+        Event::new(
+            org,
+            event_type,
+            None,
+            time::OffsetDateTime::UNIX_EPOCH,
+            serde_json::json!({}),
+        )
+    }
+
     #[tokio::test]
-    async fn every_people_write_starts_a_new_generation() {
+    async fn every_people_write_starts_a_new_generation_and_passes_its_events_on() {
         let f = Fixture::new(LONG).await;
         let ada = f.cache.create_user(f.org, &person("a@x.io")).await.unwrap();
         assert_eq!(f.active().await, 1);
@@ -238,18 +257,24 @@ mod tests {
             is_active: Some(false),
             role: None,
         };
-        f.cache.update_user(ada.id, &deactivate).await.unwrap();
+        let off = event(f.org, EventType::OrganizationUserDeactivated);
+        f.cache
+            .update_user(ada.id, &deactivate, std::slice::from_ref(&off))
+            .await
+            .unwrap();
         assert_eq!(f.active().await, 0);
 
         let reactivate = ProfilePatch {
             is_active: Some(true),
             ..ProfilePatch::default()
         };
+        let on = event(f.org, EventType::OrganizationUserActivated);
         f.cache
-            .update_profile(f.org, ada.id, &reactivate)
+            .update_profile(f.org, ada.id, &reactivate, std::slice::from_ref(&on))
             .await
             .unwrap();
         assert_eq!(f.active().await, 1);
+        assert_eq!(f.store.events().all(), [off, on]);
     }
 
     #[tokio::test]

@@ -428,7 +428,7 @@ mod tests {
 
         async fn set_active(&self, user: &User, active: bool) {
             let patch = UserPatch::new(Some(active), None).unwrap();
-            self.people.update_user(user.id, &patch).await.unwrap();
+            self.people.update_user(user.id, &patch, &[]).await.unwrap();
         }
 
         async fn set_key_active(&self, key: &ApiKey, active: bool) {

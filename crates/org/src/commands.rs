@@ -4,7 +4,7 @@
 use teamcomm_kernel::{Error, FieldErrors, text};
 
 use crate::people::validate_person_text;
-use crate::{PlanTier, Role};
+use crate::{PlanTier, Role, User};
 
 /// The longest organization name, in characters.
 pub const MAX_ORGANIZATION_NAME: usize = 200;
@@ -161,6 +161,16 @@ impl UserPatch {
             is_active,
             role: role.map(parse_role).transpose()?,
         })
+    }
+
+    /// Changes `user` as storing the patch does.
+    pub(crate) fn apply_to(&self, user: &mut User) {
+        if let Some(v) = self.is_active {
+            user.is_active = v;
+        }
+        if let Some(r) = self.role {
+            user.role = r;
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! Birthdays and work anniversaries, derived from people's profiles: each at its next
-//! occurrence, with a stable id per person and kind.
+//! occurrence on the person's own calendar (their local day, not UTC's), with a stable id per
+//! person and kind.
 
-use teamcomm_kernel::UserId;
-use time::{Date, Month};
+use teamcomm_kernel::{UserId, zone};
+use time::{Date, Month, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::User;
@@ -30,7 +31,7 @@ impl ImportantDateKind {
     }
 }
 
-/// A birthday or work anniversary, at its next occurrence on or after `today`.
+/// A birthday or work anniversary, at its next occurrence on or after the person's today.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportantDate {
     /// Stable per person and kind.
@@ -63,8 +64,10 @@ fn next_occurrence(today: Date, month: Month, day: u8) -> Date {
     }
 }
 
-/// The important dates of `user`, as of `today`.
-pub fn important_dates_of(user: &User, today: Date) -> Vec<ImportantDate> {
+/// The important dates of `user` at the instant `now`, counted from the day it is then in the
+/// person's time zone: in Kiritimati a birthday is over while it is still ahead in Pago Pago.
+pub fn important_dates_of(user: &User, now: OffsetDateTime) -> Vec<ImportantDate> {
+    let today = zone::local_date(now, &user.timezone);
     let mut out = Vec::new();
     if let Some(bd) = user.birth_date.as_deref()
         && let Some((m, d)) = bd.split_once('-')
@@ -105,10 +108,13 @@ mod tests {
     use super::*;
     use crate::Role;
     use teamcomm_kernel::OrgId;
-    use time::OffsetDateTime;
-    use time::macros::date;
+    use time::macros::{date, datetime};
 
     fn user(birth: Option<&str>, start: Option<Date>) -> User {
+        in_zone("UTC", birth, start)
+    }
+
+    fn in_zone(timezone: &str, birth: Option<&str>, start: Option<Date>) -> User {
         User {
             id: UserId::new(),
             org_id: OrgId::new(),
@@ -117,7 +123,7 @@ mod tests {
             last_name: "B".into(),
             role: Role::Member,
             is_active: true,
-            timezone: "UTC".into(),
+            timezone: timezone.into(),
             occupation: String::new(),
             image: None,
             birth_date: birth.map(str::to_owned),
@@ -129,7 +135,7 @@ mod tests {
     #[test]
     fn next_birthday_and_anniversary() {
         let u = user(Some("03-10"), Some(date!(2020 - 06 - 01)));
-        let dates = important_dates_of(&u, date!(2026 - 04 - 01));
+        let dates = important_dates_of(&u, datetime!(2026-04-01 12:00 UTC));
         assert_eq!(dates[0].next, date!(2027 - 03 - 10));
         assert_eq!(dates[1].next, date!(2026 - 06 - 01));
         assert_eq!(dates[1].years, Some(6));
@@ -142,9 +148,47 @@ mod tests {
     #[test]
     fn leap_day_and_first_anniversary() {
         let u = user(Some("02-29"), Some(date!(2026 - 05 - 01)));
-        let dates = important_dates_of(&u, date!(2026 - 03 - 01));
+        let dates = important_dates_of(&u, datetime!(2026-03-01 12:00 UTC));
         assert_eq!(dates[0].next, date!(2027 - 02 - 28));
         assert_eq!(dates[1].next, date!(2027 - 05 - 01));
         assert_eq!(dates[1].years, Some(1));
+    }
+
+    #[test]
+    fn the_next_occurrence_counts_from_the_persons_own_day() {
+        // 2026-03-10 10:30 UTC is already 2026-03-11 00:30 in Kiritimati (UTC+14) and still
+        // 2026-03-09 23:30 in Pago Pago (UTC-11).
+        let now = datetime!(2026-03-10 10:30 UTC);
+        let next = |zone: &str, birth: &str, start: Option<Date>| {
+            important_dates_of(&in_zone(zone, Some(birth), start), now)
+                .iter()
+                .map(|d| (d.next, d.years))
+                .collect::<Vec<_>>()
+        };
+        // A 10 March birthday: over in Kiritimati, tomorrow in Pago Pago, today in UTC.
+        assert_eq!(
+            next("Pacific/Kiritimati", "03-10", None),
+            [(date!(2027 - 03 - 10), None)]
+        );
+        assert_eq!(
+            next("Pacific/Pago_Pago", "03-10", None),
+            [(date!(2026 - 03 - 10), None)]
+        );
+        assert_eq!(next("UTC", "03-10", None), [(date!(2026 - 03 - 10), None)]);
+        // An 11 March birthday is today in Kiritimati.
+        assert_eq!(
+            next("Pacific/Kiritimati", "03-11", None),
+            [(date!(2026 - 03 - 11), None)]
+        );
+        // A work start of 9 March 2020: its anniversary is today in Pago Pago only.
+        let start = Some(date!(2020 - 03 - 09));
+        assert_eq!(
+            next("Pacific/Pago_Pago", "01-01", start)[1],
+            (date!(2026 - 03 - 09), Some(6))
+        );
+        assert_eq!(
+            next("Pacific/Kiritimati", "01-01", start)[1],
+            (date!(2027 - 03 - 09), Some(7))
+        );
     }
 }

@@ -6,6 +6,7 @@
 
 mod access;
 mod commands;
+mod events;
 mod important_dates;
 mod invitations;
 mod model;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, ErrorCode, RepoError, SharedClock, UserId};
+use teamcomm_kernel::{Error, ErrorCode, RepoError, SharedClock, UserId, zone};
 use time::{Date, Duration, OffsetDateTime};
 
 use crate::{MoodRepository, User};
@@ -69,19 +69,20 @@ impl MoodService {
         MoodService { moods, clock }
     }
 
-    fn today(&self) -> Date {
-        self.clock.now().date()
+    /// The actor's today: the day it is in their time zone.
+    fn today(&self, actor: &User) -> Date {
+        zone::local_date(self.clock.now(), &actor.timezone)
     }
 
-    /// Records the actor's mood for `date` (default today, UTC); one score per person per day,
-    /// a second is `motivation_score_already_completed`.
+    /// Records the actor's mood for `date` (default their today, in their time zone); one score
+    /// per person per day, a second is `motivation_score_already_completed`.
     pub async fn track_mood(
         &self,
         actor: &User,
         score: i64,
         date: Option<Date>,
     ) -> Result<MoodEntry, Error> {
-        let today = self.today();
+        let today = self.today(actor);
         let date = validate_mood_date(date.unwrap_or(today), today)?;
         let score = validate_score(score)?;
         match self
@@ -97,11 +98,11 @@ impl MoodService {
         }
     }
 
-    /// The actor's score for `date` (default today, UTC), if any.
+    /// The actor's score for `date` (default their today), if any.
     pub async fn mood(&self, actor: &User, date: Option<Date>) -> Result<Option<MoodEntry>, Error> {
         Ok(self
             .moods
-            .get_mood(actor.id, date.unwrap_or_else(|| self.today()))
+            .get_mood(actor.id, date.unwrap_or_else(|| self.today(actor)))
             .await?)
     }
 }

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
+use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, SharedClock, UserId};
 
+use crate::events::activation_changed;
 use crate::{
     NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, User, UserPatch,
 };
@@ -21,11 +22,13 @@ pub const DEFAULT_CHAT_PLATFORM: &str = "slack";
 #[derive(Clone)]
 pub struct OrganizationService {
     orgs: Arc<dyn OrgRepository>,
+    /// Stamps the activation events.
+    clock: SharedClock,
 }
 
 impl OrganizationService {
-    pub fn new(orgs: Arc<dyn OrgRepository>) -> Self {
-        OrganizationService { orgs }
+    pub fn new(orgs: Arc<dyn OrgRepository>, clock: SharedClock) -> Self {
+        OrganizationService { orgs, clock }
     }
 
     /// True before the first organization exists (`--demo` seeds only an empty installation).
@@ -77,9 +80,18 @@ impl OrganizationService {
         }
     }
 
-    /// Activates, deactivates or changes the role of a person of any organization.
+    /// Activates, deactivates or changes the role of a person of any organization; activating
+    /// or deactivating someone is reported when it changes them.
     pub async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, Error> {
-        Ok(self.orgs.update_user(id, patch).await?)
+        let mut changed = self.orgs.find_user(id).await?;
+        patch.apply_to(&mut changed);
+        // Recorded by the port only if `is_active` really flips (see `PeopleService::update_user`).
+        let activation: Vec<_> = patch
+            .is_active
+            .map(|_| activation_changed(&changed, self.clock.now()))
+            .into_iter()
+            .collect();
+        Ok(self.orgs.update_user(id, patch, &activation).await?)
     }
 
     /// A person of `org` (the user behind a web session, say); anyone else is `not_found`.

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, FieldErrors, Page, PageRequest, SharedClock, UserId, text};
+use teamcomm_kernel::{Error, FieldErrors, Page, PageRequest, SharedClock, UserId, text, zone};
 use time::{Date, Month, macros::date};
 use uuid::Uuid;
 
 use crate::access::require_admin;
+use crate::events::activation_changed;
 use crate::{
     ImportantDate, OrgRepository, Organization, Role, User, commands::parse_role,
     important_dates::important_dates_of,
@@ -68,7 +69,7 @@ pub struct ProfileInput {
 
 impl ProfileInput {
     /// Validates every field and names every bad one: names and occupation follow the text rule
-    /// (up to 150 characters, may be empty), an IANA-style zone, an `MM-DD` birthday, a
+    /// (up to 150 characters, may be empty), a zone the IANA database knows, an `MM-DD` birthday, a
     /// `YYYY-MM-DD` work start (its bounds depend on today: [`PeopleService::update_user`]),
     /// a known role.
     pub fn validate(self) -> Result<ProfilePatch, Error> {
@@ -77,7 +78,10 @@ impl ProfileInput {
         let first_name = person("first_name", self.first_name);
         let last_name = person("last_name", self.last_name);
         let occupation = person("occupation", self.occupation);
-        let timezone = self.timezone.map(|t| validate_timezone(&t)).transpose();
+        let timezone = self
+            .timezone
+            .map(|t| zone::validate("timezone", &t))
+            .transpose();
         let birth_date = self
             .birth_date
             .map(|d| d.map(|d| validate_birth_date(&d)).transpose())
@@ -121,28 +125,33 @@ impl ProfilePatch {
     pub fn needs_admin(&self) -> bool {
         self.role.is_some() || self.is_active.is_some()
     }
-}
 
-/// Validates an IANA-style zone name (`UTC`, `America/New_York`, `Etc/GMT+3`). The zone
-/// database itself is not consulted: the name is stored for clients to interpret.
-pub fn validate_timezone(tz: &str) -> Result<String, Error> {
-    let tz = tz.trim();
-    let ok = tz == "UTC"
-        || (tz.len() <= 64
-            && tz.contains('/')
-            && tz.split('/').all(|part| {
-                !part.is_empty()
-                    && part
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_+-".contains(c))
-            }));
-    if ok {
-        Ok(tz.to_owned())
-    } else {
-        Err(Error::invalid_field(
-            "timezone",
-            "Enter a valid IANA time zone, e.g. Europe/Madrid.",
-        ))
+    /// Changes `user` as storing the patch does.
+    pub(crate) fn apply_to(&self, user: &mut User) {
+        if let Some(v) = &self.first_name {
+            user.first_name.clone_from(v);
+        }
+        if let Some(v) = &self.last_name {
+            user.last_name.clone_from(v);
+        }
+        if let Some(v) = &self.timezone {
+            user.timezone.clone_from(v);
+        }
+        if let Some(v) = &self.occupation {
+            user.occupation.clone_from(v);
+        }
+        if let Some(v) = &self.birth_date {
+            user.birth_date.clone_from(v);
+        }
+        if let Some(v) = self.work_anniversary {
+            user.work_anniversary = v;
+        }
+        if let Some(v) = self.role {
+            user.role = v;
+        }
+        if let Some(v) = self.is_active {
+            user.is_active = v;
+        }
     }
 }
 
@@ -204,10 +213,6 @@ impl PeopleService {
         PeopleService { people, clock }
     }
 
-    fn today(&self) -> Date {
-        self.clock.now().date()
-    }
-
     /// The actor's own organization.
     pub async fn organization(&self, actor: &User) -> Result<Organization, Error> {
         Ok(self.people.get_organization(actor.org_id).await?)
@@ -229,17 +234,22 @@ impl PeopleService {
 
     /// People change their own profile; admins anyone's, and only admins change roles or
     /// activation. Admins cannot demote or deactivate themselves, so an organization is never
-    /// left without the admin who could undo it.
+    /// left without the admin who could undo it. Activating or deactivating someone is
+    /// reported (`organization.user_activated` / `user_deactivated`) when it changes them.
     pub async fn update_user(
         &self,
         actor: &User,
         id: UserId,
         patch: ProfilePatch,
     ) -> Result<User, Error> {
-        if let Some(Some(start)) = patch.work_anniversary {
-            validate_work_start(start, self.today())?;
-        }
         let target = self.people.get_user(actor.org_id, id).await?;
+        let mut changed = target.clone();
+        patch.apply_to(&mut changed);
+        let now = self.clock.now();
+        if let Some(Some(start)) = patch.work_anniversary {
+            // Not after the person's today, in the zone they will have.
+            validate_work_start(start, zone::local_date(now, &changed.timezone))?;
+        }
         if target.id != actor.id {
             require_admin(actor, "change other people's profiles")?;
         }
@@ -254,10 +264,21 @@ impl PeopleService {
                 ));
             }
         }
-        Ok(self.people.update_profile(actor.org_id, id, &patch).await?)
+        // Built whenever the patch names `is_active`; the port records it only if that flips the
+        // stored value (so a concurrent change cannot make it report what did not happen).
+        let activation: Vec<_> = patch
+            .is_active
+            .map(|_| activation_changed(&changed, now))
+            .into_iter()
+            .collect();
+        Ok(self
+            .people
+            .update_profile(actor.org_id, id, &patch, &activation)
+            .await?)
     }
 
-    /// Birthdays and work anniversaries, of one person or of everyone, soonest first.
+    /// Birthdays and work anniversaries, of one person or of everyone, soonest first; each
+    /// person's next occurrence counts from their own local day.
     pub async fn important_dates(
         &self,
         actor: &User,
@@ -267,10 +288,10 @@ impl PeopleService {
             Some(id) => vec![self.people.get_user(actor.org_id, id).await?],
             None => self.people.users_with_important_dates(actor.org_id).await?,
         };
-        let today = self.today();
+        let now = self.clock.now();
         let mut dates: Vec<ImportantDate> = people
             .iter()
-            .flat_map(|u| important_dates_of(u, today))
+            .flat_map(|u| important_dates_of(u, now))
             .collect();
         dates.sort_by(|a, b| a.next.cmp(&b.next).then_with(|| a.id.cmp(&b.id)));
         Ok(dates)

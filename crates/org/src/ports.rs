@@ -2,7 +2,7 @@
 //! the `OrgId` and answers `RepoError::NotFound` for rows of other organizations.
 
 use async_trait::async_trait;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, TeamId, UserId};
 use time::Date;
 use uuid::Uuid;
 
@@ -27,8 +27,15 @@ pub trait OrgRepository: Send + Sync + 'static {
 
     /// `RepoError::Conflict` when the e-mail is already used in that organization.
     async fn create_user(&self, org: OrgId, new: &NewUser) -> Result<User, RepoError>;
-    /// Operator-level update; the caller has no organization.
-    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError>;
+    /// Operator-level update; the caller has no organization. `activation_events` are recorded
+    /// in the change's transaction only when it flips the person's `is_active` (a patch that
+    /// re-states the stored value records nothing).
+    async fn update_user(
+        &self,
+        id: UserId,
+        patch: &UserPatch,
+        activation_events: &[Event],
+    ) -> Result<User, RepoError>;
     /// Operator-level read by id alone.
     async fn find_user(&self, id: UserId) -> Result<User, RepoError>;
     /// A person of `org`.
@@ -46,11 +53,13 @@ pub trait OrgRepository: Send + Sync + 'static {
         org: OrgId,
         emails: &[String],
     ) -> Result<Vec<User>, RepoError>;
+    /// Changes a person of `org`; `activation_events` as in [`OrgRepository::update_user`].
     async fn update_profile(
         &self,
         org: OrgId,
         id: UserId,
         patch: &ProfilePatch,
+        activation_events: &[Event],
     ) -> Result<User, RepoError>;
     /// People of `org` with a birthday or a work anniversary on file.
     async fn users_with_important_dates(&self, org: OrgId) -> Result<Vec<User>, RepoError>;
@@ -59,12 +68,15 @@ pub trait OrgRepository: Send + Sync + 'static {
 /// Teams and memberships.
 #[async_trait]
 pub trait TeamRepository: Send + Sync + 'static {
-    /// Creates a team; members outside `org` are ignored.
+    /// Creates the team `id` with its first members (people outside `org` are ignored) and
+    /// records `joined` (the members' `team_user_added` events), all in one transaction.
     async fn create_team(
         &self,
         org: OrgId,
+        id: TeamId,
         name: &str,
         members: &[UserId],
+        joined: &[Event],
     ) -> Result<Team, RepoError>;
     async fn update_team(
         &self,
@@ -93,16 +105,27 @@ pub trait TeamRepository: Send + Sync + 'static {
         team: TeamId,
         user: UserId,
     ) -> Result<TeamMember, RepoError>;
-    /// Adds or updates a membership; the flag is true when it was added. `NotFound` (and
-    /// nothing written) when the team or the person is not of `org`.
+    /// Adds or updates a membership; the flag is true when it was added, and only then is
+    /// `added` recorded, in the same transaction. A new membership takes `role` (default
+    /// member); an existing one keeps its role unless `role` is given. `NotFound` (and nothing
+    /// written) when the team or the person is not of `org`.
     async fn put_member(
         &self,
         org: OrgId,
         team: TeamId,
         user: UserId,
         role: Option<TeamRole>,
+        added: &Event,
     ) -> Result<(TeamMember, bool), RepoError>;
-    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError>;
+    /// Ends a membership and records `removed` in the same transaction; `NotFound` (nothing
+    /// written, nothing recorded) when there is no such membership in `org`.
+    async fn remove_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        removed: &Event,
+    ) -> Result<(), RepoError>;
 }
 
 /// Which pending invitations a listing covers.

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, Page, PageRequest, TeamId, UserId, text};
+use teamcomm_kernel::{Error, Page, PageRequest, SharedClock, TeamId, UserId, text};
 
 use crate::access::{person_in_scope, require_admin};
+use crate::events::{TeamRef, team_user_added, team_user_removed};
 use crate::invitations::check_invite_count;
 use crate::{
     Invitation, InvitationRepository, NewInvitation, OrgRepository, Team, TeamMember,
@@ -40,6 +41,8 @@ pub struct TeamService {
     people: Arc<dyn OrgRepository>,
     teams: Arc<dyn TeamRepository>,
     invitations: Arc<dyn InvitationRepository>,
+    /// Stamps the membership events.
+    clock: SharedClock,
 }
 
 impl TeamService {
@@ -47,12 +50,34 @@ impl TeamService {
         people: Arc<dyn OrgRepository>,
         teams: Arc<dyn TeamRepository>,
         invitations: Arc<dyn InvitationRepository>,
+        clock: SharedClock,
     ) -> Self {
         TeamService {
             people,
             teams,
             invitations,
+            clock,
         }
+    }
+
+    /// Adds `user` to `team` (or changes their role there), with the `team_user_added` event
+    /// the port records if the membership is new.
+    async fn join(
+        &self,
+        team: &Team,
+        user: &User,
+        role: Option<TeamRole>,
+    ) -> Result<(TeamMember, bool), Error> {
+        let added = team_user_added(
+            team.into(),
+            user,
+            role.unwrap_or(TeamRole::Member),
+            self.clock.now(),
+        );
+        Ok(self
+            .teams
+            .put_member(team.org_id, team.id, user.id, role, &added)
+            .await?)
     }
 
     /// Admins see every team; everyone else the teams they belong to.
@@ -86,10 +111,28 @@ impl TeamService {
     ) -> Result<Team, Error> {
         require_admin(actor, "create teams")?;
         let name = text::name("name", name, MAX_TEAM_NAME)?;
+        // A person named twice joins once, with one event.
+        let mut joining: Vec<User> = Vec::with_capacity(members.len());
         for m in members {
-            person_in_scope(&*self.people, actor, *m).await?;
+            if !joining.iter().any(|u| u.id == *m) {
+                joining.push(person_in_scope(&*self.people, actor, *m).await?);
+            }
         }
-        Ok(self.teams.create_team(actor.org_id, &name, members).await?)
+        let now = self.clock.now();
+        let team = TeamRef {
+            org_id: actor.org_id,
+            id: TeamId::new(),
+            name: &name,
+        };
+        let joined: Vec<_> = joining
+            .iter()
+            .map(|u| team_user_added(team, u, TeamRole::Member, now))
+            .collect();
+        let ids: Vec<UserId> = joining.iter().map(|u| u.id).collect();
+        Ok(self
+            .teams
+            .create_team(actor.org_id, team.id, &name, &ids, &joined)
+            .await?)
     }
 
     /// Renames, archives (`active: false`) or restores a team.
@@ -132,10 +175,21 @@ impl TeamService {
         team: TeamId,
         user: UserId,
     ) -> Result<TeamMember, Error> {
+        Ok(self.membership(actor, team, user).await?.1)
+    }
+
+    /// The team and the membership an admin manages.
+    async fn membership(
+        &self,
+        actor: &User,
+        team: TeamId,
+        user: UserId,
+    ) -> Result<(Team, TeamMember), Error> {
         require_admin(actor, "manage team members")?;
-        self.teams.get_team(actor.org_id, team).await?;
+        let team = self.teams.get_team(actor.org_id, team).await?;
         person_in_scope(&*self.people, actor, user).await?;
-        Ok(self.teams.get_member(actor.org_id, team, user).await?)
+        let member = self.teams.get_member(actor.org_id, team.id, user).await?;
+        Ok((team, member))
     }
 
     /// Adds (or updates) a membership; the flag says whether it was added.
@@ -147,12 +201,9 @@ impl TeamService {
         role: Option<TeamRole>,
     ) -> Result<(TeamMember, bool), Error> {
         require_admin(actor, "manage team members")?;
-        self.teams.get_team(actor.org_id, team).await?;
-        person_in_scope(&*self.people, actor, user).await?;
-        Ok(self
-            .teams
-            .put_member(actor.org_id, team, user, role)
-            .await?)
+        let team = self.teams.get_team(actor.org_id, team).await?;
+        let person = person_in_scope(&*self.people, actor, user).await?;
+        self.join(&team, &person, role).await
     }
 
     /// Changes an existing membership.
@@ -163,15 +214,12 @@ impl TeamService {
         user: UserId,
         role: Option<TeamRole>,
     ) -> Result<TeamMember, Error> {
-        let existing = self.get_member(actor, team, user).await?;
+        let (team, existing) = self.membership(actor, team, user).await?;
         if role.is_none() {
             return Ok(existing);
         }
-        Ok(self
-            .teams
-            .put_member(actor.org_id, team, user, role)
-            .await?
-            .0)
+        // Were they removed meanwhile, this adds them back, and the port records that.
+        Ok(self.join(&team, &existing.user, role).await?.0)
     }
 
     pub async fn remove_member(
@@ -180,8 +228,17 @@ impl TeamService {
         team: TeamId,
         user: UserId,
     ) -> Result<(), Error> {
-        self.get_member(actor, team, user).await?;
-        Ok(self.teams.remove_member(actor.org_id, team, user).await?)
+        let (team, existing) = self.membership(actor, team, user).await?;
+        let removed = team_user_removed(
+            (&team).into(),
+            &existing.user,
+            existing.role,
+            self.clock.now(),
+        );
+        Ok(self
+            .teams
+            .remove_member(actor.org_id, team.id, user, &removed)
+            .await?)
     }
 
     /// Invites people into a team: people of the organization (by id or e-mail) join at once;
@@ -194,15 +251,14 @@ impl TeamService {
         identifiers: &[String],
     ) -> Result<TeamInviteOutcome, Error> {
         require_admin(actor, "invite people to teams")?;
-        self.teams.get_team(actor.org_id, team).await?;
+        let team = self.teams.get_team(actor.org_id, team).await?;
         check_invite_count(identifiers)?;
-        let mut join = Vec::new();
+        let mut join: Vec<User> = Vec::new();
         let mut invite = Vec::new();
         let mut emails = Vec::new();
         for raw in identifiers {
             if let Ok(id) = raw.trim().parse::<UserId>() {
-                person_in_scope(&*self.people, actor, id).await?;
-                join.push(id);
+                join.push(person_in_scope(&*self.people, actor, id).await?);
             } else {
                 let (identifier, is_email) = classify_identifier(raw)?;
                 if is_email {
@@ -221,7 +277,7 @@ impl TeamService {
                 .find(|u| u.email.eq_ignore_ascii_case(identifier))
             {
                 Some(u) => {
-                    join.push(u.id);
+                    join.push(u.clone());
                     false
                 }
                 None => true,
@@ -231,23 +287,18 @@ impl TeamService {
         let mut added: Vec<UserId> = Vec::with_capacity(join.len());
         for user in join {
             // Named twice (by id and by e-mail, say): joins once.
-            if added.contains(&user) {
+            if added.contains(&user.id) {
                 continue;
             }
-            added.push(user);
-            outcome.added.push(
-                self.teams
-                    .put_member(actor.org_id, team, user, None)
-                    .await?
-                    .0,
-            );
+            added.push(user.id);
+            outcome.added.push(self.join(&team, &user, None).await?.0);
         }
         for (identifier, is_email) in invite {
             let new = NewInvitation {
                 identifier,
                 is_email,
                 is_guest: false,
-                team_ids: vec![team],
+                team_ids: vec![team.id],
                 followup_ids: Vec::new(),
                 invited_by: Some(actor.id),
             };

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use teamcomm_kernel::{Error, ErrorCode, PageRequest, SharedClock};
+use teamcomm_kernel::{Error, ErrorCode, Event, EventType, PageRequest, SharedClock};
 use time::{Date, OffsetDateTime, macros::datetime};
 
 use crate::testing::{FixedClock, InMemoryOrgPorts};
@@ -19,6 +19,8 @@ pub(crate) const NOW: OffsetDateTime = datetime!(2026-11-23 12:00 UTC);
 pub(crate) struct World {
     pub ports: InMemoryOrgPorts,
     pub clock: SharedClock,
+    /// The same clock, to move.
+    fixed_clock: Arc<FixedClock>,
     pub org: Organization,
     pub admin: User,
     pub member: User,
@@ -30,7 +32,8 @@ pub(crate) struct World {
 
 impl World {
     pub async fn new() -> Self {
-        let clock: SharedClock = Arc::new(FixedClock::new(NOW));
+        let fixed_clock = Arc::new(FixedClock::new(NOW));
+        let clock: SharedClock = fixed_clock.clone();
         let ports = InMemoryOrgPorts::new(clock.clone());
         let org = organization(&ports, "Acme").await;
         let other_org = organization(&ports, "Globex").await;
@@ -41,6 +44,7 @@ impl World {
             outsider: person(&ports, &other_org, "otto@globex.test", "Otto", "admin").await,
             ports,
             clock,
+            fixed_clock,
             org,
             other_org,
         }
@@ -48,6 +52,16 @@ impl World {
 
     pub fn today(&self) -> Date {
         NOW.date()
+    }
+
+    /// Moves the clock to `at`.
+    pub fn set_now(&self, at: OffsetDateTime) {
+        self.fixed_clock.set(at);
+    }
+
+    /// The events the ports recorded of `event_type`, oldest first.
+    pub fn events(&self, event_type: EventType) -> Vec<Event> {
+        self.ports.events.of_type(event_type)
     }
 
     /// The person as stored now.
@@ -74,6 +88,7 @@ impl World {
             self.ports.people.clone(),
             self.ports.teams.clone(),
             self.ports.invitations.clone(),
+            self.clock.clone(),
         )
     }
 
@@ -90,7 +105,7 @@ impl World {
     }
 
     pub fn organizations(&self) -> OrganizationService {
-        OrganizationService::new(self.ports.people.clone())
+        OrganizationService::new(self.ports.people.clone(), self.clock.clone())
     }
 }
 

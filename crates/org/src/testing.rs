@@ -3,14 +3,16 @@
 //! ordering (byte-wise, as the database's C collation), organization scoping (`NotFound`), the
 //! same unique and foreign-key refusals (`Conflict` with the constraint's name), the schema's
 //! CHECK constraints (`Other`) and the same paging counts. The team, invitation and mood repositories hold the organization repository
-//! because their rows refer to its organizations and people.
+//! because their rows refer to its organizations and people. Events go to the organization
+//! repository's [`RecordedEvents`] (the outbox), under the same lock as the change they report.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use teamcomm_kernel::events::testing::RecordedEvents;
 use teamcomm_kernel::{
-    Clock, OrgId, Page, PageRequest, RepoError, SharedClock, SystemClock, TeamId, UserId,
+    Clock, Event, OrgId, Page, PageRequest, RepoError, SharedClock, SystemClock, TeamId, UserId,
 };
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
@@ -88,6 +90,8 @@ pub struct InMemoryOrgRepository {
     clock: SharedClock,
     orgs: Mutex<HashMap<OrgId, Organization>>,
     users: Mutex<HashMap<UserId, User>>,
+    /// The outbox of this repository and of those built on it.
+    events: RecordedEvents,
 }
 
 impl Default for InMemoryOrgRepository {
@@ -107,7 +111,19 @@ impl InMemoryOrgRepository {
             clock,
             orgs: Mutex::new(HashMap::new()),
             users: Mutex::new(HashMap::new()),
+            events: RecordedEvents::default(),
         }
+    }
+
+    /// Records events into `events` (an outbox shared with other in-memory ports).
+    pub fn with_events(mut self, events: RecordedEvents) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// The events recorded by this repository and those built on it.
+    pub fn events(&self) -> &RecordedEvents {
+        &self.events
     }
 
     fn now(&self) -> OffsetDateTime {
@@ -217,14 +233,18 @@ impl OrgRepository for InMemoryOrgRepository {
         Ok(user)
     }
 
-    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
+    async fn update_user(
+        &self,
+        id: UserId,
+        patch: &UserPatch,
+        activation_events: &[Event],
+    ) -> Result<User, RepoError> {
         let mut users = lock(&self.users);
         let user = users.get_mut(&id).ok_or(RepoError::NotFound)?;
-        if let Some(v) = patch.is_active {
-            user.is_active = v;
-        }
-        if let Some(r) = patch.role {
-            user.role = r;
+        let was_active = user.is_active;
+        patch.apply_to(user);
+        if user.is_active != was_active {
+            self.events.record(activation_events.iter().cloned());
         }
         Ok(user.clone())
     }
@@ -280,6 +300,7 @@ impl OrgRepository for InMemoryOrgRepository {
         org: OrgId,
         id: UserId,
         patch: &ProfilePatch,
+        activation_events: &[Event],
     ) -> Result<User, RepoError> {
         if let Some(Some(birth_date)) = &patch.birth_date {
             check_birth_date(birth_date)?;
@@ -289,29 +310,10 @@ impl OrgRepository for InMemoryOrgRepository {
             .get_mut(&id)
             .filter(|u| u.org_id == org)
             .ok_or(RepoError::NotFound)?;
-        if let Some(v) = &patch.first_name {
-            user.first_name.clone_from(v);
-        }
-        if let Some(v) = &patch.last_name {
-            user.last_name.clone_from(v);
-        }
-        if let Some(v) = &patch.timezone {
-            user.timezone.clone_from(v);
-        }
-        if let Some(v) = &patch.occupation {
-            user.occupation.clone_from(v);
-        }
-        if let Some(v) = &patch.birth_date {
-            user.birth_date.clone_from(v);
-        }
-        if let Some(v) = patch.work_anniversary {
-            user.work_anniversary = v;
-        }
-        if let Some(v) = patch.role {
-            user.role = v;
-        }
-        if let Some(v) = patch.is_active {
-            user.is_active = v;
+        let was_active = user.is_active;
+        patch.apply_to(user);
+        if user.is_active != was_active {
+            self.events.record(activation_events.iter().cloned());
         }
         Ok(user.clone())
     }
@@ -405,16 +407,22 @@ impl TeamRepository for InMemoryTeamRepository {
     async fn create_team(
         &self,
         org: OrgId,
+        id: TeamId,
         name: &str,
         members: &[UserId],
+        joined: &[Event],
     ) -> Result<Team, RepoError> {
         check_length("teams_name_check", name, 200)?;
         if !self.people.org_exists(org) {
             return Err(conflict("teams_organization_id_fkey"));
         }
         let now = self.people.now();
+        let mut state = lock(&self.state);
+        if state.teams.contains_key(&id) {
+            return Err(conflict("teams_pkey"));
+        }
         let team = StoredTeam {
-            id: TeamId::new(),
+            id,
             org_id: org,
             name: name.to_owned(),
             active: true,
@@ -426,7 +434,6 @@ impl TeamRepository for InMemoryTeamRepository {
                 joining.push(*m);
             }
         }
-        let mut state = lock(&self.state);
         state
             .members
             .extend(joining.into_iter().map(|user| Membership {
@@ -437,6 +444,7 @@ impl TeamRepository for InMemoryTeamRepository {
             }));
         let view = state.view(&team);
         state.teams.insert(team.id, team);
+        self.people.events.record(joined.iter().cloned());
         Ok(view)
     }
 
@@ -556,6 +564,7 @@ impl TeamRepository for InMemoryTeamRepository {
         team: TeamId,
         user: UserId,
         role: Option<TeamRole>,
+        added: &Event,
     ) -> Result<(TeamMember, bool), RepoError> {
         let added = {
             let mut state = lock(&self.state);
@@ -584,6 +593,7 @@ impl TeamRepository for InMemoryTeamRepository {
                         role: role.unwrap_or(TeamRole::Member),
                         joined_at: self.people.now(),
                     });
+                    self.people.events.record([added.clone()]);
                     true
                 }
             }
@@ -591,7 +601,13 @@ impl TeamRepository for InMemoryTeamRepository {
         Ok((self.member(org, team, user)?, added))
     }
 
-    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
+    async fn remove_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        removed: &Event,
+    ) -> Result<(), RepoError> {
         let mut state = lock(&self.state);
         if state.teams.get(&team).is_none_or(|t| t.org_id != org) {
             return Err(RepoError::NotFound);
@@ -603,6 +619,7 @@ impl TeamRepository for InMemoryTeamRepository {
         if state.members.len() == before {
             Err(RepoError::NotFound)
         } else {
+            self.people.events.record([removed.clone()]);
             Ok(())
         }
     }
@@ -783,12 +800,15 @@ pub struct InMemoryOrgPorts {
     pub teams: Arc<InMemoryTeamRepository>,
     pub invitations: Arc<InMemoryInvitationRepository>,
     pub moods: Arc<InMemoryMoodRepository>,
+    /// What the ports recorded (the outbox).
+    pub events: RecordedEvents,
 }
 
 impl InMemoryOrgPorts {
     pub fn new(clock: SharedClock) -> Self {
         let people = Arc::new(InMemoryOrgRepository::with_clock(clock));
         InMemoryOrgPorts {
+            events: people.events.clone(),
             teams: Arc::new(InMemoryTeamRepository::new(people.clone())),
             invitations: Arc::new(InMemoryInvitationRepository::new(people.clone())),
             moods: Arc::new(InMemoryMoodRepository::new(people.clone())),
@@ -820,6 +840,17 @@ impl Clock for FixedClock {
 mod tests {
     use super::*;
     use crate::Role;
+
+    /// An event to hand a port where the test is not about events.
+    fn any_event(org: OrgId) -> Event {
+        Event::new(
+            org,
+            teamcomm_kernel::EventType::OrganizationTeamUserRemoved,
+            None,
+            OffsetDateTime::UNIX_EPOCH,
+            serde_json::json!({}),
+        )
+    }
 
     async fn world() -> (InMemoryOrgPorts, Organization) {
         let ports = InMemoryOrgPorts::new(Arc::new(SystemClock));
@@ -919,7 +950,7 @@ mod tests {
             is_active: None,
         };
         assert!(matches!(
-            ports.people.update_user(UserId::new(), &patch).await,
+            ports.people.update_user(UserId::new(), &patch, &[]).await,
             Err(RepoError::NotFound)
         ));
     }
@@ -930,12 +961,16 @@ mod tests {
         let ada = person(&ports, org.id, "ada@x.io", "Ada").await;
         let refused = |r: Result<(), RepoError>| matches!(r, Err(RepoError::Other(_)));
         assert!(refused(
-            ports.teams.create_team(org.id, "", &[]).await.map(|_| ())
+            ports
+                .teams
+                .create_team(org.id, TeamId::new(), "", &[], &[])
+                .await
+                .map(|_| ())
         ));
         assert!(refused(
             ports
                 .teams
-                .create_team(org.id, &"x".repeat(201), &[])
+                .create_team(org.id, TeamId::new(), &"x".repeat(201), &[], &[])
                 .await
                 .map(|_| ())
         ));
@@ -954,14 +989,14 @@ mod tests {
         for bad in ["13-01", "1-01", "00-10", "02-32"] {
             let r = ports
                 .people
-                .update_profile(org.id, ada.id, &birthday(bad))
+                .update_profile(org.id, ada.id, &birthday(bad), &[])
                 .await;
             assert!(refused(r.map(|_| ())), "{bad}");
         }
         // The schema does not know February has fewer days; the domain does.
         ports
             .people
-            .update_profile(org.id, ada.id, &birthday("02-31"))
+            .update_profile(org.id, ada.id, &birthday("02-31"), &[])
             .await
             .unwrap();
     }
@@ -979,7 +1014,13 @@ mod tests {
         // Like the adapter, people outside the organization are ignored at creation.
         let team = ports
             .teams
-            .create_team(org.id, "Core", &[ada.id, otto.id, ada.id])
+            .create_team(
+                org.id,
+                TeamId::new(),
+                "Core",
+                &[ada.id, otto.id, ada.id],
+                &[],
+            )
             .await
             .unwrap();
         assert_eq!(team.members_count, 1);
@@ -988,9 +1029,16 @@ mod tests {
             Err(RepoError::NotFound)
         ));
         assert!(matches!(
-            ports.teams.remove_member(other.id, team.id, ada.id).await,
+            ports
+                .teams
+                .remove_member(other.id, team.id, ada.id, &any_event(other.id))
+                .await,
             Err(RepoError::NotFound)
         ));
+        assert!(
+            ports.events.all().is_empty(),
+            "a refused removal records nothing"
+        );
         let members = ports
             .teams
             .list_members(org.id, team.id, PageRequest::default())

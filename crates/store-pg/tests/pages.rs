@@ -5,7 +5,7 @@
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use teamcomm_kernel::{OrgId, PageRequest, RepoError, UserId};
+use teamcomm_kernel::{OrgId, PageRequest, RepoError, TeamId, UserId};
 use teamcomm_org::{
     NewOrganization, NewUser, OrgRepository, PlanTier, Role, TeamFilter, TeamRepository, UserFilter,
 };
@@ -375,7 +375,10 @@ async fn team_pages_and_an_unknown_stored_role() {
         .map(|u| u.id)
         .collect();
     for name in ["Core", "Design", "Ops"] {
-        teams.create_team(org, name, &people[..3]).await.unwrap();
+        teams
+            .create_team(org, TeamId::new(), name, &people[..3], &[])
+            .await
+            .unwrap();
     }
     let all = TeamFilter {
         member_of: None,

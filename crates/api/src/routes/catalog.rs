@@ -178,7 +178,7 @@ impl From<&MoodEntry> for MoodScore {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MoodQuery {
-    /// YYYY-MM-DD; default today (UTC).
+    /// YYYY-MM-DD; default the caller's today, in their time zone.
     #[param(inline)]
     date: Option<Day>,
 }
@@ -210,7 +210,7 @@ pub struct MoodBody {
     /// Any other value answers `invalid_score`.
     #[schema(minimum = 1, maximum = 5, extensions(("x-error-code" = json!("invalid_score"))))]
     score: i64,
-    /// YYYY-MM-DD; default today (UTC).
+    /// YYYY-MM-DD; default the caller's today, in their time zone.
     #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     date: Option<String>,
 }

@@ -12,14 +12,7 @@ fn request(identifiers: &[&str]) -> InviteRequest {
 }
 
 async fn team(w: &World, org_admin: &User, name: &str) -> Team {
-    crate::TeamService::new(
-        w.ports.people.clone(),
-        w.ports.teams.clone(),
-        w.ports.invitations.clone(),
-    )
-    .create_team(org_admin, name, &[])
-    .await
-    .unwrap()
+    w.teams().create_team(org_admin, name, &[]).await.unwrap()
 }
 
 #[test]

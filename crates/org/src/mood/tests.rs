@@ -85,3 +85,37 @@ async fn a_bad_day_or_score_stores_nothing() {
     }
     assert_eq!(mood.mood(&w.member, None).await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn the_default_day_is_the_actors_own() {
+    let w = World::new().await;
+    // 10:30 UTC on 23 November: 24 November in Kiritimati, 22 November in Pago Pago.
+    w.set_now(time::macros::datetime!(2026-11-23 10:30 UTC));
+    let in_zone = |user: &User, zone: &str| User {
+        timezone: zone.to_owned(),
+        ..user.clone()
+    };
+    let kiritimati = in_zone(&w.member, "Pacific/Kiritimati");
+    let pago_pago = in_zone(&w.guest, "Pacific/Pago_Pago");
+    let mood = w.mood();
+
+    let early = mood.track_mood(&kiritimati, 4, None).await.unwrap();
+    assert_eq!(early.date, date!(2026 - 11 - 24));
+    let late = mood.track_mood(&pago_pago, 2, None).await.unwrap();
+    assert_eq!(late.date, date!(2026 - 11 - 22));
+    assert_eq!(mood.mood(&kiritimati, None).await.unwrap(), Some(early));
+    assert_eq!(mood.mood(&pago_pago, None).await.unwrap(), Some(late));
+
+    // UTC's 23rd is still the future in Pago Pago, and yesterday in Kiritimati.
+    let utc_today = date!(2026 - 11 - 23);
+    assert_field_error(
+        mood.track_mood(&pago_pago, 3, Some(utc_today)).await,
+        "date",
+    );
+    assert_eq!(mood.mood(&pago_pago, Some(utc_today)).await.unwrap(), None);
+    let yesterday = mood
+        .track_mood(&kiritimati, 5, Some(utc_today))
+        .await
+        .unwrap();
+    assert_eq!(yesterday.date, utc_today);
+}

@@ -1,7 +1,8 @@
-use teamcomm_kernel::{ErrorCode, PageRequest};
+use serde_json::json;
+use teamcomm_kernel::{ErrorCode, EventType, PageRequest};
 
 use super::*;
-use crate::test_world::{World, assert_field_error, code};
+use crate::test_world::{NOW, World, assert_field_error, code};
 use crate::{PlanTier, Role, UserFilter};
 
 fn new_user(email: &str) -> NewUser {
@@ -159,9 +160,80 @@ async fn only_active_people_receive_credentials() {
 async fn an_installation_starts_empty() {
     let ports =
         crate::testing::InMemoryOrgPorts::new(std::sync::Arc::new(teamcomm_kernel::SystemClock));
-    let service = OrganizationService::new(ports.people.clone());
+    let service = OrganizationService::new(
+        ports.people.clone(),
+        std::sync::Arc::new(teamcomm_kernel::SystemClock),
+    );
     assert!(service.is_empty().await.unwrap());
     let new = NewOrganization::new("Demo", "business", None, None, None).unwrap();
     service.create_organization(&new).await.unwrap();
     assert!(!service.is_empty().await.unwrap());
+}
+
+#[tokio::test]
+async fn the_operator_activating_or_deactivating_someone_is_reported_when_it_changes_them() {
+    let w = World::new().await;
+    let service = w.organizations();
+    let set =
+        |is_active: Option<bool>, role: Option<&str>| UserPatch::new(is_active, role).unwrap();
+    service
+        .update_user(w.member.id, &set(Some(false), None))
+        .await
+        .unwrap();
+    // Again, a role change alone, someone already active: nothing more.
+    service
+        .update_user(w.member.id, &set(Some(false), None))
+        .await
+        .unwrap();
+    service
+        .update_user(w.member.id, &set(None, Some("guest")))
+        .await
+        .unwrap();
+    service
+        .update_user(w.outsider.id, &set(Some(true), None))
+        .await
+        .unwrap();
+    service
+        .update_user(w.member.id, &set(Some(true), Some("admin")))
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            service
+                .update_user(teamcomm_kernel::UserId::new(), &set(Some(false), None))
+                .await
+        ),
+        ErrorCode::NotFound
+    );
+    let events = w.ports.events.all();
+    let seen: Vec<_> = events
+        .iter()
+        .map(|e| (e.event_type, e.org_id, e.data["user"]["role"].clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                EventType::OrganizationUserDeactivated,
+                w.org.id,
+                json!("member")
+            ),
+            (
+                EventType::OrganizationUserActivated,
+                w.org.id,
+                json!("admin")
+            ),
+        ]
+    );
+    assert_eq!(
+        events[1].data,
+        json!({"user": {
+            "uuid": w.member.id.to_string(),
+            "full_name": "Mia Test",
+            "email": "mia@acme.test",
+            "role": "admin",
+            "is_active": true,
+        }})
+    );
+    assert_eq!((events[1].object_id, events[1].occurred_at), (None, NOW));
 }

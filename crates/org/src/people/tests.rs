@@ -1,10 +1,10 @@
-use teamcomm_kernel::ErrorCode;
-use time::macros::date;
+use teamcomm_kernel::{ErrorCode, EventType};
+use time::macros::{date, datetime};
 
 use super::*;
 use crate::ImportantDateKind;
 use crate::important_dates::important_date_id;
-use crate::test_world::{World, assert_field_error, code};
+use crate::test_world::{NOW, World, assert_field_error, code};
 
 #[test]
 fn profile_input_validates_every_field_and_keeps_clears() {
@@ -108,13 +108,40 @@ fn validators() {
     for bad in ["2-3", "13-01", "02-30", "aa-bb", "0101"] {
         assert!(validate_birth_date(bad).is_err(), "{bad}");
     }
-    assert!(validate_timezone("America/Argentina/Buenos_Aires").is_ok());
-    assert!(validate_timezone("UTC").is_ok());
-    for bad in ["Mars", "Europe/", "a b/c", ""] {
-        assert!(validate_timezone(bad).is_err(), "{bad}");
-    }
     assert_eq!(parse_date("2026-02-03"), Some(date!(2026 - 02 - 03)));
     assert_eq!(parse_date("2026-2-3"), None);
+}
+
+#[test]
+fn time_zones_are_those_the_zone_database_knows() {
+    let zone = |tz: &str| {
+        ProfileInput {
+            timezone: Some(tz.into()),
+            ..ProfileInput::default()
+        }
+        .validate()
+        .map(|p| p.timezone.unwrap())
+    };
+    for ok in [
+        "America/Argentina/Buenos_Aires",
+        "UTC",
+        "Pacific/Kiritimati",
+        "Etc/GMT+3",
+    ] {
+        assert_eq!(zone(ok).unwrap(), ok);
+    }
+    assert_eq!(zone(" Europe/Madrid ").unwrap(), "Europe/Madrid");
+    // Well-formed names the database does not know are refused too.
+    for bad in [
+        "Mars",
+        "Europe/",
+        "a b/c",
+        "",
+        "Europe/Atlantis",
+        "Mars/Olympus_Mons",
+    ] {
+        assert_field_error(zone(bad), "timezone");
+    }
 }
 
 #[test]
@@ -401,4 +428,198 @@ async fn important_dates_are_the_organizations_soonest_first() {
         code(people.important_date(&w.admin, theirs).await),
         ErrorCode::NotFound
     );
+}
+
+/// (event type, person, role, is_active) of the recorded activation events.
+fn activations(w: &World) -> Vec<(EventType, UserId, String, bool)> {
+    w.ports
+        .events
+        .all()
+        .iter()
+        .map(|e| {
+            let u = &e.data["user"];
+            (
+                e.event_type,
+                u["uuid"].as_str().unwrap().parse().unwrap(),
+                u["role"].as_str().unwrap().to_owned(),
+                u["is_active"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn active(is_active: bool) -> ProfilePatch {
+    ProfilePatch {
+        is_active: Some(is_active),
+        ..ProfilePatch::default()
+    }
+}
+
+#[tokio::test]
+async fn deactivating_and_activating_someone_is_reported_when_it_changes_them() {
+    let w = World::new().await;
+    let people = w.people();
+    people
+        .update_user(&w.admin, w.member.id, active(false))
+        .await
+        .unwrap();
+    let deactivated = (
+        EventType::OrganizationUserDeactivated,
+        w.member.id,
+        "member".to_owned(),
+        false,
+    );
+    assert_eq!(activations(&w), [deactivated.clone()]);
+    let event = &w.ports.events.all()[0];
+    assert_eq!(
+        (event.org_id, event.object_id, event.occurred_at),
+        (w.org.id, None, NOW)
+    );
+    assert_eq!(
+        event.data,
+        serde_json::json!({"user": {
+            "uuid": w.member.id.to_string(),
+            "full_name": "Mia Test",
+            "email": "mia@acme.test",
+            "role": "member",
+            "is_active": false,
+        }})
+    );
+
+    // Re-stating the stored value, or changing anything else, reports nothing.
+    people
+        .update_user(&w.admin, w.member.id, active(false))
+        .await
+        .unwrap();
+    people
+        .update_user(&w.admin, w.member.id, rename("Mila"))
+        .await
+        .unwrap();
+    people
+        .update_user(&w.admin, w.guest.id, active(true))
+        .await
+        .unwrap();
+    assert_eq!(activations(&w).len(), 1);
+
+    // Activation shows the person as the same change leaves them.
+    let back = ProfilePatch {
+        is_active: Some(true),
+        role: Some(Role::Admin),
+        last_name: Some("Back".into()),
+        ..ProfilePatch::default()
+    };
+    people
+        .update_user(&w.admin, w.member.id, back)
+        .await
+        .unwrap();
+    assert_eq!(
+        activations(&w),
+        [
+            deactivated,
+            (
+                EventType::OrganizationUserActivated,
+                w.member.id,
+                "admin".to_owned(),
+                true
+            )
+        ]
+    );
+    assert_eq!(
+        w.ports.events.all()[1].data["user"]["full_name"],
+        "Mila Back"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_deactivation_reports_nothing() {
+    let w = World::new().await;
+    let people = w.people();
+    assert_eq!(
+        code(
+            people
+                .update_user(&w.member, w.guest.id, active(false))
+                .await
+        ),
+        ErrorCode::OrgAdminRequired
+    );
+    assert_field_error(
+        people
+            .update_user(&w.admin, w.admin.id, active(false))
+            .await,
+        "role",
+    );
+    assert_eq!(
+        code(
+            people
+                .update_user(&w.admin, w.outsider.id, active(false))
+                .await
+        ),
+        ErrorCode::NotFound
+    );
+    assert!(w.ports.events.all().is_empty());
+    assert!(w.stored(&w.guest).await.is_active);
+}
+
+/// Sets the person's zone and birthday; returns them as stored.
+async fn living_in(w: &World, person: &User, zone: &str, birthday: &str) -> User {
+    let patch = ProfilePatch {
+        timezone: Some(zone.into()),
+        birth_date: Some(Some(birthday.into())),
+        ..ProfilePatch::default()
+    };
+    w.people()
+        .update_user(&w.admin, person.id, patch)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn important_dates_count_from_each_persons_local_day() {
+    let w = World::new().await;
+    // 10:30 UTC on 10 March: 00:30 on 11 March in Kiritimati (UTC+14), 23:30 on 9 March in
+    // Pago Pago (UTC-11).
+    w.set_now(datetime!(2026-03-10 10:30 UTC));
+    let kiritimati = living_in(&w, &w.member, "Pacific/Kiritimati", "03-10").await;
+    let pago_pago = living_in(&w, &w.guest, "Pacific/Pago_Pago", "03-10").await;
+    let dates = w.people().important_dates(&w.admin, None).await.unwrap();
+    let seen: Vec<(UserId, Date)> = dates.iter().map(|d| (d.user.id, d.next)).collect();
+    assert_eq!(
+        seen,
+        [
+            // Still ahead in Pago Pago, over in Kiritimati.
+            (pago_pago.id, date!(2026 - 03 - 10)),
+            (kiritimati.id, date!(2027 - 03 - 10)),
+        ]
+    );
+
+    // At 11:30 UTC on 11 March, it is 11 March in Pago Pago too.
+    w.set_now(datetime!(2026-03-11 11:30 UTC));
+    let dates = w.people().important_dates(&w.admin, None).await.unwrap();
+    assert!(dates.iter().all(|d| d.next == date!(2027 - 03 - 10)));
+}
+
+#[tokio::test]
+async fn a_work_start_may_be_the_persons_today_in_their_zone() {
+    let w = World::new().await;
+    // 10:30 UTC on 23 November is already 24 November in Kiritimati.
+    w.set_now(datetime!(2026-11-23 10:30 UTC));
+    let kiritimati_today = date!(2026 - 11 - 24);
+    let start = |zone: &str| ProfilePatch {
+        timezone: Some(zone.into()),
+        work_anniversary: Some(Some(kiritimati_today)),
+        ..ProfilePatch::default()
+    };
+    assert_field_error(
+        w.people()
+            .update_user(&w.member, w.member.id, start("Pacific/Pago_Pago"))
+            .await,
+        "work_anniversary",
+    );
+    assert_eq!(w.stored(&w.member).await.work_anniversary, None);
+    let stored = w
+        .people()
+        .update_user(&w.member, w.member.id, start("Pacific/Kiritimati"))
+        .await
+        .unwrap();
+    assert_eq!(stored.work_anniversary, Some(kiritimati_today));
 }

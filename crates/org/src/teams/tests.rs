@@ -1,8 +1,8 @@
-use teamcomm_kernel::ErrorCode;
+use teamcomm_kernel::{ErrorCode, EventType};
 
 use super::*;
 use crate::invitations::MAX_INVITES_PER_REQUEST;
-use crate::test_world::{World, assert_field_error, code};
+use crate::test_world::{NOW, World, assert_field_error, code};
 use crate::{InvitationKind, TeamRepository};
 
 fn names(page: &Page<Team>) -> Vec<&str> {
@@ -482,4 +482,194 @@ async fn team_invitations_refuse_bad_identifiers_and_counts() {
         );
     }
     assert_eq!(w.pending_invitations(InvitationKind::All).await.len(), 0);
+}
+
+/// (team, person, role) of the recorded events of `event_type`.
+fn reported(w: &World, event_type: EventType) -> Vec<(TeamId, UserId, String)> {
+    w.events(event_type)
+        .iter()
+        .map(|e| {
+            let d = &e.data;
+            (
+                d["team"]["uuid"].as_str().unwrap().parse().unwrap(),
+                d["user"]["uuid"].as_str().unwrap().parse().unwrap(),
+                d["role"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn added(w: &World) -> Vec<(TeamId, UserId, String)> {
+    reported(w, EventType::OrganizationTeamUserAdded)
+}
+
+fn removed(w: &World) -> Vec<(TeamId, UserId, String)> {
+    reported(w, EventType::OrganizationTeamUserRemoved)
+}
+
+#[tokio::test]
+async fn a_new_team_reports_each_first_member_once() {
+    let w = World::new().await;
+    let core = team(&w, "Core", &[w.member.id, w.guest.id, w.member.id]).await;
+    let member = || "member".to_owned();
+    assert_eq!(
+        added(&w),
+        [
+            (core.id, w.member.id, member()),
+            (core.id, w.guest.id, member())
+        ]
+    );
+    let event = &w.events(EventType::OrganizationTeamUserAdded)[0];
+    assert_eq!(
+        (event.org_id, event.object_id, event.occurred_at),
+        (w.org.id, None, NOW)
+    );
+    assert_eq!(
+        event.data,
+        serde_json::json!({
+            "team": {"uuid": core.id.to_string(), "name": "Core"},
+            "user": {
+                "uuid": w.member.id.to_string(),
+                "full_name": "Mia Test",
+                "email": "mia@acme.test",
+            },
+            "role": "member",
+        })
+    );
+
+    // No members, no events; a refused team, none either.
+    team(&w, "Empty", &[]).await;
+    assert_eq!(
+        code(
+            w.teams()
+                .create_team(&w.admin, "Mixed", &[w.admin.id, w.outsider.id])
+                .await
+        ),
+        ErrorCode::MemberInScopeRequired
+    );
+    assert_eq!(w.ports.events.all().len(), 2);
+}
+
+#[tokio::test]
+async fn a_member_put_reports_a_new_membership_only() {
+    let w = World::new().await;
+    let core = team(&w, "Core", &[]).await;
+    let teams = w.teams();
+    teams
+        .put_member(&w.admin, core.id, w.guest.id, None)
+        .await
+        .unwrap();
+    assert_eq!(added(&w), [(core.id, w.guest.id, "member".to_owned())]);
+
+    // Role changes of an existing membership, by PUT or PATCH, report nothing.
+    teams
+        .put_member(&w.admin, core.id, w.guest.id, Some(TeamRole::Manager))
+        .await
+        .unwrap();
+    teams
+        .put_member(&w.admin, core.id, w.guest.id, None)
+        .await
+        .unwrap();
+    teams
+        .patch_member(&w.admin, core.id, w.guest.id, Some(TeamRole::Member))
+        .await
+        .unwrap();
+    assert_eq!(added(&w).len(), 1);
+
+    // A newcomer with a role is reported with it; refusals report nothing.
+    teams
+        .put_member(&w.admin, core.id, w.member.id, Some(TeamRole::Manager))
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            teams
+                .put_member(&w.admin, core.id, w.outsider.id, None)
+                .await
+        ),
+        ErrorCode::MemberInScopeRequired
+    );
+    assert_eq!(
+        code(teams.put_member(&w.member, core.id, w.admin.id, None).await),
+        ErrorCode::OrgAdminRequired
+    );
+    assert_eq!(
+        added(&w),
+        [
+            (core.id, w.guest.id, "member".to_owned()),
+            (core.id, w.member.id, "manager".to_owned())
+        ]
+    );
+    assert!(removed(&w).is_empty());
+}
+
+#[tokio::test]
+async fn a_removal_reports_the_role_the_person_had() {
+    let w = World::new().await;
+    let core = team(&w, "Core", &[w.member.id]).await;
+    let teams = w.teams();
+    teams
+        .put_member(&w.admin, core.id, w.guest.id, Some(TeamRole::Manager))
+        .await
+        .unwrap();
+    teams
+        .remove_member(&w.admin, core.id, w.guest.id)
+        .await
+        .unwrap();
+    assert_eq!(removed(&w), [(core.id, w.guest.id, "manager".to_owned())]);
+    let event = &w.events(EventType::OrganizationTeamUserRemoved)[0];
+    assert_eq!(
+        (event.org_id, event.object_id, event.occurred_at),
+        (w.org.id, None, NOW)
+    );
+    assert_eq!(event.data["user"]["email"], "gus@acme.test");
+    assert_eq!(event.data["team"]["name"], "Core");
+
+    // Gone already, or not allowed: nothing more is reported.
+    assert_eq!(
+        code(teams.remove_member(&w.admin, core.id, w.guest.id).await),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(teams.remove_member(&w.member, core.id, w.member.id).await),
+        ErrorCode::OrgAdminRequired
+    );
+    assert_eq!(removed(&w).len(), 1);
+    assert!(w.ports.teams.is_member(core.id, w.member.id).await.unwrap());
+}
+
+#[tokio::test]
+async fn a_team_invitation_reports_the_people_who_join() {
+    let w = World::new().await;
+    let core = team(&w, "Core", &[w.member.id]).await;
+    let identifiers = [
+        // Already a member: not reported again.
+        w.member.id.to_string(),
+        "GUS@acme.test".to_owned(),
+        // The same person by id: joins once.
+        w.guest.id.to_string(),
+        "new@acme.test".to_owned(),
+    ];
+    w.teams()
+        .invite_to_team(&w.admin, core.id, &identifiers)
+        .await
+        .unwrap();
+    let member = || "member".to_owned();
+    assert_eq!(
+        added(&w),
+        [
+            (core.id, w.member.id, member()),
+            (core.id, w.guest.id, member())
+        ]
+    );
+
+    // A refused invitation adds and reports no one.
+    let other = team(&w, "Other", &[]).await;
+    let refused = [w.admin.id.to_string(), w.outsider.id.to_string()];
+    assert_eq!(
+        code(w.teams().invite_to_team(&w.admin, other.id, &refused).await),
+        ErrorCode::MemberInScopeRequired
+    );
+    assert!(!w.ports.teams.is_member(other.id, w.admin.id).await.unwrap());
+    assert_eq!(added(&w).len(), 2);
 }

@@ -5,13 +5,14 @@ use diesel::dsl::array;
 use diesel::prelude::*;
 use diesel::sql_types::Uuid as SqlUuid;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_org::{
     NewOrganization, NewUser, OrgRepository, Organization, OrganizationPatch, ProfilePatch, User,
     UserFilter, UserPatch,
 };
 use time::OffsetDateTime;
 
+use super::outbox;
 use super::paging::{count_from, like_pattern, limits, load_page};
 use crate::Database;
 use crate::error::db_error;
@@ -136,17 +137,38 @@ impl OrgRepository for PgOrgRepository {
         row.try_into()
     }
 
-    async fn update_user(&self, id: UserId, patch: &UserPatch) -> Result<User, RepoError> {
+    async fn update_user(
+        &self,
+        id: UserId,
+        patch: &UserPatch,
+        activation_events: &[Event],
+    ) -> Result<User, RepoError> {
         let mut conn = self.db.conn().await?;
         let changes = UserChanges {
             is_active: patch.is_active,
             role: patch.role.map(|r| r.as_str()),
             updated_at: OffsetDateTime::now_utc(),
         };
-        let row: UserRow = diesel::update(users::table.find(id.0))
-            .set(&changes)
-            .returning(UserRow::as_returning())
-            .get_result(&mut conn)
+        let row: UserRow = conn
+            .transaction(async |conn| {
+                // The row is locked until the end of the transaction, so two concurrent
+                // changes cannot both see `is_active` flip.
+                let was_active: bool = users::table
+                    .find(id.0)
+                    .select(users::is_active)
+                    .for_update()
+                    .first(conn)
+                    .await?;
+                let row: UserRow = diesel::update(users::table.find(id.0))
+                    .set(&changes)
+                    .returning(UserRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                if row.is_active != was_active {
+                    outbox::record(conn, activation_events).await?;
+                }
+                Ok::<_, diesel::result::Error>(row)
+            })
             .await
             .map_err(db_error)?;
         row.try_into()
@@ -250,6 +272,7 @@ impl OrgRepository for PgOrgRepository {
         org: OrgId,
         id: UserId,
         patch: &ProfilePatch,
+        activation_events: &[Event],
     ) -> Result<User, RepoError> {
         let mut conn = self.db.conn().await?;
         let changes = ProfileChanges {
@@ -263,14 +286,29 @@ impl OrgRepository for PgOrgRepository {
             is_active: patch.is_active,
             updated_at: OffsetDateTime::now_utc(),
         };
-        let row: UserRow = diesel::update(
-            users::table.filter(users::id.eq(id.0).and(users::organization_id.eq(org.0))),
-        )
-        .set(&changes)
-        .returning(UserRow::as_returning())
-        .get_result(&mut conn)
-        .await
-        .map_err(db_error)?;
+        let row: UserRow = conn
+            .transaction(async |conn| {
+                let of_org = || {
+                    users::table.filter(users::id.eq(id.0).and(users::organization_id.eq(org.0)))
+                };
+                // Locked as in `update_user`.
+                let was_active: bool = of_org()
+                    .select(users::is_active)
+                    .for_update()
+                    .first(conn)
+                    .await?;
+                let row: UserRow = diesel::update(of_org())
+                    .set(&changes)
+                    .returning(UserRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                if row.is_active != was_active {
+                    outbox::record(conn, activation_events).await?;
+                }
+                Ok::<_, diesel::result::Error>(row)
+            })
+            .await
+            .map_err(db_error)?;
         row.try_into()
     }
 

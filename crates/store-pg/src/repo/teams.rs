@@ -2,12 +2,13 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, TeamId, UserId};
 use teamcomm_org::{Team, TeamFilter, TeamMember, TeamRepository, TeamRole};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::outbox;
 use super::paging::{like_pattern, load_page};
 use crate::Database;
 use crate::error::db_error;
@@ -43,25 +44,21 @@ fn member_columns() -> (
     )
 }
 
-impl PgTeamRepository {
-    async fn load_member(
-        &self,
-        org: OrgId,
-        team: TeamId,
-        user: UserId,
-    ) -> Result<TeamMember, RepoError> {
-        let mut conn = self.db.conn().await?;
-        let row: MemberRow = team_members::table
-            .inner_join(users::table)
-            .filter(team_members::team_id.eq(team.0))
-            .filter(team_members::user_id.eq(user.0))
-            .filter(users::organization_id.eq(org.0))
-            .select(member_columns())
-            .first(&mut conn)
-            .await
-            .map_err(db_error)?;
-        row.try_into()
-    }
+/// The membership with its person, when that person belongs to `org`.
+async fn load_member(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    team: TeamId,
+    user: UserId,
+) -> QueryResult<MemberRow> {
+    team_members::table
+        .inner_join(users::table)
+        .filter(team_members::team_id.eq(team.0))
+        .filter(team_members::user_id.eq(user.0))
+        .filter(users::organization_id.eq(org.0))
+        .select(member_columns())
+        .first(conn)
+        .await
 }
 
 #[async_trait]
@@ -69,8 +66,10 @@ impl TeamRepository for PgTeamRepository {
     async fn create_team(
         &self,
         org: OrgId,
+        id: TeamId,
         name: &str,
         members: &[UserId],
+        joined: &[Event],
     ) -> Result<Team, RepoError> {
         let mut conn = self.db.conn().await?;
         let name = name.to_owned();
@@ -79,7 +78,7 @@ impl TeamRepository for PgTeamRepository {
             .transaction(async move |conn| {
                 let team: TeamRow = diesel::insert_into(teams::table)
                     .values((
-                        teams::id.eq(TeamId::new().0),
+                        teams::id.eq(id.0),
                         teams::organization_id.eq(org.0),
                         teams::name.eq(&name),
                     ))
@@ -109,6 +108,7 @@ impl TeamRepository for PgTeamRepository {
                     .values(&rows)
                     .execute(conn)
                     .await?;
+                outbox::record(conn, joined).await?;
                 Ok::<_, diesel::result::Error>((team, added as i64))
             })
             .await
@@ -248,7 +248,11 @@ impl TeamRepository for PgTeamRepository {
         team: TeamId,
         user: UserId,
     ) -> Result<TeamMember, RepoError> {
-        self.load_member(org, team, user).await
+        let mut conn = self.db.conn().await?;
+        load_member(&mut conn, org, team, user)
+            .await
+            .map_err(db_error)?
+            .try_into()
     }
 
     async fn put_member(
@@ -257,64 +261,77 @@ impl TeamRepository for PgTeamRepository {
         team: TeamId,
         user: UserId,
         role: Option<TeamRole>,
+        added: &Event,
     ) -> Result<(TeamMember, bool), RepoError> {
-        // Both the team and the person must belong to `org`: the write itself checks it, so
-        // the port can never make a membership across organizations.
-        let inserted = {
-            let mut conn = self.db.conn().await?;
-            let inserted = diesel::sql_query(
-                "INSERT INTO team_members (team_id, user_id, role) \
-                 SELECT t.id, u.id, $4 FROM teams t JOIN users u \
-                   ON u.id = $2 AND u.organization_id = t.organization_id \
-                 WHERE t.id = $1 AND t.organization_id = $3 \
-                 ON CONFLICT (team_id, user_id) DO NOTHING",
-            )
-            .bind::<diesel::sql_types::Uuid, _>(team.0)
-            .bind::<diesel::sql_types::Uuid, _>(user.0)
-            .bind::<diesel::sql_types::Uuid, _>(org.0)
-            .bind::<diesel::sql_types::Text, _>(role.unwrap_or(TeamRole::Member).as_str())
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
-            if inserted == 0
-                && let Some(role) = role
-            {
-                diesel::sql_query(
-                    "UPDATE team_members m SET role = $4 FROM teams t \
-                     WHERE m.team_id = $1 AND m.user_id = $2 \
-                       AND t.id = m.team_id AND t.organization_id = $3",
+        let mut conn = self.db.conn().await?;
+        let (row, inserted) = conn
+            .transaction(async |conn| {
+                // Both the team and the person must belong to `org`: the write itself checks
+                // it, so the port can never make a membership across organizations.
+                let inserted = diesel::sql_query(
+                    "INSERT INTO team_members (team_id, user_id, role) \
+                     SELECT t.id, u.id, $4 FROM teams t JOIN users u \
+                       ON u.id = $2 AND u.organization_id = t.organization_id \
+                     WHERE t.id = $1 AND t.organization_id = $3 \
+                     ON CONFLICT (team_id, user_id) DO NOTHING",
                 )
                 .bind::<diesel::sql_types::Uuid, _>(team.0)
                 .bind::<diesel::sql_types::Uuid, _>(user.0)
                 .bind::<diesel::sql_types::Uuid, _>(org.0)
-                .bind::<diesel::sql_types::Text, _>(role.as_str())
-                .execute(&mut conn)
-                .await
-                .map_err(db_error)?;
-            }
-            inserted == 1
-        };
-        Ok((self.load_member(org, team, user).await?, inserted))
+                .bind::<diesel::sql_types::Text, _>(role.unwrap_or(TeamRole::Member).as_str())
+                .execute(conn)
+                .await?
+                    == 1;
+                if inserted {
+                    outbox::record(conn, std::slice::from_ref(added)).await?;
+                } else if let Some(role) = role {
+                    diesel::sql_query(
+                        "UPDATE team_members m SET role = $4 FROM teams t \
+                         WHERE m.team_id = $1 AND m.user_id = $2 \
+                           AND t.id = m.team_id AND t.organization_id = $3",
+                    )
+                    .bind::<diesel::sql_types::Uuid, _>(team.0)
+                    .bind::<diesel::sql_types::Uuid, _>(user.0)
+                    .bind::<diesel::sql_types::Uuid, _>(org.0)
+                    .bind::<diesel::sql_types::Text, _>(role.as_str())
+                    .execute(conn)
+                    .await?;
+                }
+                // `NotFound` here (nothing was written) when the team or person is not of `org`.
+                let row = load_member(conn, org, team, user).await?;
+                Ok::<_, diesel::result::Error>((row, inserted))
+            })
+            .await
+            .map_err(db_error)?;
+        Ok((row.try_into()?, inserted))
     }
 
-    async fn remove_member(&self, org: OrgId, team: TeamId, user: UserId) -> Result<(), RepoError> {
+    async fn remove_member(
+        &self,
+        org: OrgId,
+        team: TeamId,
+        user: UserId,
+        removed: &Event,
+    ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        let teams_of_org = teams::table
-            .filter(teams::organization_id.eq(org.0))
-            .select(teams::id);
-        let n = diesel::delete(
-            team_members::table
-                .filter(team_members::team_id.eq(team.0))
-                .filter(team_members::user_id.eq(user.0))
-                .filter(team_members::team_id.eq_any(teams_of_org)),
-        )
-        .execute(&mut conn)
+        conn.transaction(async |conn| {
+            let teams_of_org = teams::table
+                .filter(teams::organization_id.eq(org.0))
+                .select(teams::id);
+            let n = diesel::delete(
+                team_members::table
+                    .filter(team_members::team_id.eq(team.0))
+                    .filter(team_members::user_id.eq(user.0))
+                    .filter(team_members::team_id.eq_any(teams_of_org)),
+            )
+            .execute(conn)
+            .await?;
+            if n == 0 {
+                return Err(diesel::result::Error::NotFound);
+            }
+            outbox::record(conn, std::slice::from_ref(removed)).await
+        })
         .await
-        .map_err(db_error)?;
-        if n == 0 {
-            Err(RepoError::NotFound)
-        } else {
-            Ok(())
-        }
+        .map_err(db_error)
     }
 }
