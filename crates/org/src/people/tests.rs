@@ -469,7 +469,7 @@ async fn deactivating_and_activating_someone_is_reported_when_it_changes_them() 
         "member".to_owned(),
         false,
     );
-    assert_eq!(activations(&w), [deactivated.clone()]);
+    assert_eq!(activations(&w), std::slice::from_ref(&deactivated));
     let event = &w.ports.events.all()[0];
     assert_eq!(
         (event.org_id, event.object_id, event.occurred_at),
