@@ -677,6 +677,32 @@ impl Question {
     }
 }
 
+/// How errors name the answers of a response: items of a list (check-ins send
+/// `responses: [{uuid, response}]`) or members of a map keyed by question uuid (forms send
+/// `content: {uuid: answer}`).
+#[derive(Debug, Clone, Copy)]
+pub enum AnswerFields<'a> {
+    /// `name[i]`.
+    List(&'a str),
+    /// `name.<question uuid>`.
+    Map(&'a str),
+}
+
+impl AnswerFields<'_> {
+    fn item(&self, index: usize, question: Uuid) -> String {
+        match self {
+            AnswerFields::List(name) => format!("{name}[{index}]"),
+            AnswerFields::Map(name) => format!("{name}.{question}"),
+        }
+    }
+
+    fn whole(&self) -> &str {
+        match self {
+            AnswerFields::List(name) | AnswerFields::Map(name) => name,
+        }
+    }
+}
+
 /// The ordered questions of a check-in or form, with the version answers are checked against.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct QuestionSet {
@@ -931,12 +957,23 @@ impl QuestionSet {
 
     /// Validates answers given as `(question uuid, value)` against this set: every uuid a
     /// question of the set, values fit their types, and — when `complete` — every required
-    /// question on the person's path answered. Returns the answers in question order.
+    /// question on the person's path answered. Returns the answers in question order. Errors
+    /// name the answers as a list (`responses[2]`).
     pub fn answers(&self, given: &[(Uuid, Value)], complete: bool) -> Result<Vec<Answer>, Error> {
+        self.answers_named(AnswerFields::List("responses"), given, complete)
+    }
+
+    /// [`QuestionSet::answers`], with errors naming the answers as `fields` says.
+    pub fn answers_named(
+        &self,
+        fields: AnswerFields<'_>,
+        given: &[(Uuid, Value)],
+        complete: bool,
+    ) -> Result<Vec<Answer>, Error> {
         let mut errors = FieldErrors::new();
         let mut normalized: Vec<(Uuid, Value)> = Vec::with_capacity(given.len());
         for (i, (id, value)) in given.iter().enumerate() {
-            let field = format!("responses[{i}]");
+            let field = fields.item(i, *id);
             let Some(q) = self.questions.iter().find(|q| q.uuid == *id) else {
                 errors.note::<()>(&Err(Error::invalid_field(
                     &field,
@@ -967,10 +1004,11 @@ impl QuestionSet {
                 .map(|q| q.uuid.to_string())
                 .collect();
             if !missing.is_empty() {
-                return Err(
-                    Error::invalid_field("responses", "Answer every required question.")
-                        .with_extra("uuids", missing),
-                );
+                return Err(Error::invalid_field(
+                    fields.whole(),
+                    "Answer every required question.",
+                )
+                .with_extra("uuids", missing));
             }
         }
         Ok(self

@@ -275,6 +275,8 @@ catalogue! {
     WorkflowStateConflict => ("workflow_state_conflict", 409),
     /// Another live form of the organization already uses this command.
     FormCommandTaken => ("form_command_taken", 409),
+    /// The form is paused (`is_active: false`) and takes no responses.
+    FormNotAcceptingResponses => ("form_not_accepting_responses", 400),
 
     // --- kudos (issue 7) ---
     /// None of the user receivers is an active person of the organization.
