@@ -73,6 +73,20 @@ impl PageParams {
         }
     }
 
+    /// The same parameters with `size` as the page size when the caller names none (lists
+    /// whose clients expect another default than 25). With no paging at all the list pages
+    /// in the offset style.
+    pub fn with_default_size(mut self, size: u64) -> Self {
+        if self.limit.is_none() && self.page_size.is_none() {
+            if self.page.is_some() && self.offset.is_none() {
+                self.page_size = Some(AtLeastOne(size));
+            } else {
+                self.limit = Some(AtLeastOne(size));
+            }
+        }
+        self
+    }
+
     pub fn request(&self) -> PageRequest {
         match self.style() {
             Style::Page { page, size } => PageRequest {
@@ -295,6 +309,47 @@ mod tests {
             envelope("http://h", "/v1/users/?page=4&page_size=10", 35, 5)
                 .next
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn a_list_may_have_its_own_default_size() {
+        let sized = |uri: &str| paging(uri).unwrap().0.with_default_size(20).request();
+        assert_eq!(
+            sized("/v1/labels/"),
+            PageRequest {
+                offset: 0,
+                limit: 20
+            }
+        );
+        assert_eq!(
+            sized("/v1/labels/?offset=40"),
+            PageRequest {
+                offset: 40,
+                limit: 20
+            }
+        );
+        assert_eq!(
+            sized("/v1/labels/?page=3"),
+            PageRequest {
+                offset: 40,
+                limit: 20
+            }
+        );
+        // A size the caller names wins.
+        assert_eq!(sized("/v1/labels/?limit=5").limit, 5);
+        assert_eq!(sized("/v1/labels/?page=2&page_size=7").offset, 7);
+        let (params, links) = paging("/v1/labels/?search=a").unwrap();
+        let env = links.envelope(
+            &params.with_default_size(20),
+            Page {
+                count: 45,
+                results: vec![0; 20],
+            },
+        );
+        assert_eq!(
+            env.next.as_deref(),
+            Some("/v1/labels/?search=a&limit=20&offset=20")
         );
     }
 

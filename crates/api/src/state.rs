@@ -7,6 +7,7 @@ use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, Writ
 use teamcomm_forms::TemplateService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
+use teamcomm_labels::{FeaturedService, LabelService};
 use teamcomm_messaging::ChannelService;
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
@@ -15,6 +16,7 @@ use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
+use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 
 use crate::config::Settings;
 use crate::jwt::JwtKeys;
@@ -31,6 +33,8 @@ pub struct AppState {
     pub moods: MoodService,
     pub templates: TemplateService,
     pub channels: ChannelService,
+    pub labels: LabelService,
+    pub featured: FeaturedService,
     /// Web-session tokens.
     pub jwt: JwtKeys,
     /// Hourly budgets per credential and scope.
@@ -87,6 +91,14 @@ impl AppState {
             moods: MoodService::new(Arc::new(PgMoodRepository::new(db.clone())), clock),
             templates: TemplateService::new(Arc::new(PgTemplateRepository::new(db.clone()))),
             channels: ChannelService::new(Arc::new(PgChannelRepository::new(db.clone()))),
+            labels: LabelService::new(
+                Arc::new(PgLabelRepository::new(db.clone())),
+                Arc::new(PgLabelledEntities::new(db.clone())),
+            ),
+            featured: FeaturedService::new(
+                Arc::new(PgFeaturedRepository::new(db.clone())),
+                Arc::new(PgLabelledEntities::new(db.clone())),
+            ),
             jwt: JwtKeys::new(
                 settings.jwt_secret.expose(),
                 settings.jwt_access_ttl,

@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 use teamcomm_tests::TestApp;
 use uuid::Uuid;
 
+// Each area's commands (child modules use the harness below through `use super::*`).
+mod labels;
+
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Exit codes the CLI documents for non-Plan commands.

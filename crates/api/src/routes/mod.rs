@@ -7,6 +7,7 @@ pub mod bench;
 pub mod catalog;
 pub mod health;
 pub mod invitations;
+pub mod labels;
 pub mod me;
 pub mod operator;
 pub mod people;
@@ -88,6 +89,24 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(catalog::list_report_channels, P::read())
         .add(catalog::get_mood, P::read())
         .add(catalog::track_mood, P::write())
+        // Organization labels, the labels entities carry (before other routes of those
+        // collections: `labels` is a fixed segment), private featured stars.
+        .add(labels::get_entitlement, P::read())
+        .add(labels::list_labels, P::read())
+        .add(labels::create_label, P::write())
+        .add(labels::get_label, P::read())
+        .add(labels::update_label, P::write())
+        .add(labels::delete_label, P::write())
+        .add(labels::archive_label, P::write())
+        .add(labels::batch_label_forms, P::write())
+        .add(labels::label_form, P::write())
+        .add(labels::batch_label_checkins, P::write())
+        .add(labels::label_checkin, P::write())
+        .add(labels::batch_label_workflows, P::write())
+        .add(labels::label_workflow, P::write())
+        .add(labels::list_featured, P::read())
+        .add(labels::set_featured, P::write())
+        .add(labels::batch_featured, P::write())
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())
