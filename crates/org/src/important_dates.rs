@@ -180,6 +180,23 @@ mod tests {
             next("Pacific/Kiritimati", "03-11", None),
             [(date!(2026 - 03 - 11), None)]
         );
+        // Just past midnight UTC on 10 March, 9 March is over in UTC but not in Pago Pago; just
+        // before it, 10 March has begun in Kiritimati only.
+        let next_at = |now, zone: &str, birth: &str| {
+            important_dates_of(&in_zone(zone, Some(birth), None), now)[0].next
+        };
+        let after = datetime!(2026-03-10 00:30 UTC);
+        assert_eq!(next_at(after, "UTC", "03-09"), date!(2027 - 03 - 09));
+        assert_eq!(
+            next_at(after, "Pacific/Pago_Pago", "03-09"),
+            date!(2026 - 03 - 09)
+        );
+        let before = datetime!(2026-03-09 23:30 UTC);
+        assert_eq!(
+            next_at(before, "Pacific/Kiritimati", "03-09"),
+            date!(2027 - 03 - 09)
+        );
+        assert_eq!(next_at(before, "UTC", "03-09"), date!(2026 - 03 - 09));
         // A work start of 9 March 2020: its anniversary is today in Pago Pago only.
         let start = Some(date!(2020 - 03 - 09));
         assert_eq!(

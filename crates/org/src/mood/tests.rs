@@ -118,4 +118,10 @@ async fn the_default_day_is_the_actors_own() {
         .await
         .unwrap();
     assert_eq!(yesterday.date, utc_today);
+
+    // Just past midnight UTC it is still the 23rd in Pago Pago.
+    w.set_now(time::macros::datetime!(2026-11-24 00:30 UTC));
+    let admin = in_zone(&w.admin, "Pacific/Pago_Pago");
+    let entry = mood.track_mood(&admin, 1, None).await.unwrap();
+    assert_eq!(entry.date, utc_today);
 }
