@@ -253,6 +253,8 @@ catalogue! {
     TemplateQuestionsVersionConflict => ("template_questions_version_conflict", 409),
     /// `response_date` is not YYYY-MM-DD.
     ResponseDateFormatIsInvalid => ("response_date_format_is_invalid", 400),
+    /// The person already answered the check-in for that day (edit with PUT, reset with DELETE).
+    ResponseAlreadyExists => ("response_already_exists", 409),
 
     // --- forms (issue 7) ---
     /// The caller may not edit this form.
