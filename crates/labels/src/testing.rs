@@ -93,7 +93,7 @@ impl LabelState {
 
 /// Sorts as the adapter's `ORDER BY lower(name), id`.
 fn sort_labels(labels: &mut [Label]) {
-    labels.sort_by(|a, b| (a.name.to_lowercase(), a.id).cmp(&(b.name.to_lowercase(), b.id)));
+    labels.sort_by_key(|l| (l.name.to_lowercase(), l.id));
 }
 
 /// Labels of the organizations of an [`InMemoryOrgRepository`] and the labels entities carry.
