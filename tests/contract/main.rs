@@ -76,6 +76,7 @@ mod channels;
 mod gaps;
 mod invitations;
 mod keys;
+mod kudos;
 mod labels;
 mod moods;
 mod orgs;

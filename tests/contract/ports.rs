@@ -12,6 +12,8 @@ use teamcomm_kernel::events::testing::RecordedEvents;
 use teamcomm_kernel::{Event, EventType, OrgId, RepoError};
 use teamcomm_keys::testing::{InMemoryKeyRepository, UncachedOrgSnapshots};
 use teamcomm_keys::{KeyRepository, OrgSnapshots};
+use teamcomm_kudos::KudosRepository;
+use teamcomm_kudos::testing::InMemoryKudosRepository;
 use teamcomm_labels::testing::InMemoryLabelPorts;
 use teamcomm_labels::{FeaturedRepository, LabelRepository, LabelledEntities};
 use teamcomm_messaging::ChannelRepository;
@@ -26,6 +28,7 @@ use teamcomm_store_pg::{
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
+use teamcomm_store_pg::PgKudosRepository;
 use teamcomm_tests::TestDb;
 
 /// Every port, over one store.
@@ -40,6 +43,7 @@ pub struct Ports {
     pub labels: Arc<dyn LabelRepository>,
     pub featured: Arc<dyn FeaturedRepository>,
     pub labelled_entities: Arc<dyn LabelledEntities>,
+    pub kudos: Arc<dyn KudosRepository>,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -67,6 +71,7 @@ impl Ports {
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
+            kudos: Arc::new(InMemoryKudosRepository::new(org.people.clone())),
             snapshots: Arc::new(UncachedOrgSnapshots::new(org.people.clone())),
             orgs: org.people,
             teams: org.teams,
@@ -120,6 +125,7 @@ impl Ports {
             labels: Arc::new(PgLabelRepository::new(database.clone())),
             featured: Arc::new(PgFeaturedRepository::new(database.clone())),
             labelled_entities: Arc::new(PgLabelledEntities::new(database.clone())),
+            kudos: Arc::new(PgKudosRepository::new(database.clone())),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

@@ -13,8 +13,8 @@ pub use pool::{
 };
 pub use repo::{
     PgChannelRepository, PgFeaturedRepository, PgInvitationRepository, PgKeyRepository,
-    PgLabelRepository, PgLabelledEntities, PgMoodRepository, PgOrgRepository, PgTeamRepository,
-    PgTemplateRepository,
+    PgKudosRepository, PgLabelRepository, PgLabelledEntities, PgMoodRepository, PgOrgRepository,
+    PgTeamRepository, PgTemplateRepository,
 };
 
 #[async_trait::async_trait]

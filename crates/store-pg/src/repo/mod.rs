@@ -1,6 +1,7 @@
 mod channels;
 mod invitations;
 mod keys;
+mod kudos;
 mod labels;
 mod mood;
 mod org;
@@ -12,6 +13,7 @@ mod templates;
 pub use channels::PgChannelRepository;
 pub use invitations::PgInvitationRepository;
 pub use keys::PgKeyRepository;
+pub use kudos::PgKudosRepository;
 pub use labels::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
