@@ -11,6 +11,7 @@ mod directory_events;
 mod docs_ui;
 mod envelope;
 mod invitations;
+mod kudos;
 mod labels;
 mod lifecycle;
 mod logging;

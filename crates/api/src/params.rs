@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
-use teamcomm_kernel::{Error, ErrorCode, filters};
+use teamcomm_kernel::{Error, ErrorCode, UserId, filters};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -166,6 +166,64 @@ impl<'de> Deserialize<'de> for UserRef {
 
 param_schema!(
     UserRef,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+);
+
+/// `?filter=` of kudos lists: `kudos_received` or `kudos_given`, in any case
+/// (`invalid_kudos_filter` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KudosFilter(pub teamcomm_kudos::KudosDirection);
+
+impl<'de> Deserialize<'de> for KudosFilter {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            teamcomm_kudos::KudosDirection::parse(s).map(KudosFilter)
+        })
+    }
+}
+
+param_schema!(
+    KudosFilter,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(
+            <teamcomm_kudos::KudosDirection as teamcomm_kernel::WireEnum>::ALL
+                .iter()
+                .map(|d| teamcomm_kernel::WireEnum::as_str(*d))
+        ))
+);
+
+/// `?sender_uuid=`: a person's UUID (`invalid_sender_uuid` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderRef(pub UserId);
+
+impl<'de> Deserialize<'de> for SenderRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| teamcomm_kudos::parse_sender(s).map(SenderRef))
+    }
+}
+
+param_schema!(
+    SenderRef,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+);
+
+/// `?receiver_uuid=`: a person's UUID (`invalid_receiver_uuid` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceiverRef(pub UserId);
+
+impl<'de> Deserialize<'de> for ReceiverRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| teamcomm_kudos::parse_receiver(s).map(ReceiverRef))
+    }
+}
+
+param_schema!(
+    ReceiverRef,
     ObjectBuilder::new()
         .schema_type(Type::String)
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))

@@ -7,11 +7,13 @@ use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, Writ
 use teamcomm_forms::TemplateService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
+use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
 use teamcomm_messaging::ChannelService;
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
+use teamcomm_store_pg::PgKudosRepository;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
@@ -31,6 +33,7 @@ pub struct AppState {
     pub teams: TeamService,
     pub invitations: InvitationService,
     pub moods: MoodService,
+    pub kudos: KudosService,
     pub templates: TemplateService,
     pub channels: ChannelService,
     pub labels: LabelService,
@@ -81,6 +84,12 @@ impl AppState {
                 orgs.clone(),
                 teams.clone(),
                 Arc::new(PgInvitationRepository::new(db.clone())),
+                clock.clone(),
+            ),
+            kudos: KudosService::new(
+                Arc::new(PgKudosRepository::new(db.clone())),
+                orgs.clone(),
+                teams.clone(),
                 clock.clone(),
             ),
             invitations: InvitationService::new(

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod catalog;
 pub mod health;
 pub mod invitations;
+pub mod kudos;
 pub mod labels;
 pub mod me;
 pub mod operator;
@@ -89,6 +90,16 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(catalog::list_report_channels, P::read())
         .add(catalog::get_mood, P::read())
         .add(catalog::track_mood, P::write())
+        // Kudos: the organization's whole list is admin only and API keys only (the matrix).
+        .add(kudos::give_kudos, P::write())
+        .add(kudos::list_kudos, P::read())
+        .add(
+            kudos::list_organization_kudos,
+            P::read().api_key_only().admin_only(),
+        )
+        .add(kudos::wall_of_fame, P::read())
+        .add(kudos::list_company_values, P::read())
+        .add(kudos::boost_kudos, P::write())
         // Organization labels, the labels entities carry (before other routes of those
         // collections: `labels` is a fixed segment), private featured stars.
         .add(labels::get_entitlement, P::read())
@@ -114,7 +125,8 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(operator::update_user, P::operator())
         .add(operator::create_session, P::operator())
         .add(operator::create_cli_token, P::operator())
-        .add(operator::register_channel, P::operator());
+        .add(operator::register_channel, P::operator())
+        .add(kudos::register_company_value, P::operator());
 }
 
 /// Registers every route of the table.
