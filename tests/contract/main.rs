@@ -73,6 +73,7 @@ macro_rules! contract_gap {
 mod ports;
 
 mod channels;
+mod checkins;
 mod gaps;
 mod invitations;
 mod keys;

@@ -44,6 +44,7 @@ pub struct Ports {
     pub featured: Arc<dyn FeaturedRepository>,
     pub labelled_entities: Arc<dyn LabelledEntities>,
     pub kudos: Arc<dyn KudosRepository>,
+    pub checkins: crate::checkins::CheckinPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -64,10 +65,17 @@ impl Ports {
         let labels = InMemoryLabelPorts::new(org.people.clone());
         let events = org.events.clone();
         let people = org.people.clone();
-        let channels =
-            InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id));
+        let channels = Arc::new(
+            InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id)),
+        );
         Ports {
             keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
+            checkins: crate::checkins::CheckinPorts::in_memory(
+                org.people.clone(),
+                org.teams.clone(),
+                channels.clone(),
+                events.clone(),
+            ),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -78,7 +86,7 @@ impl Ports {
             invitations: org.invitations,
             moods: org.moods,
             templates: templates.clone(),
-            channels: Arc::new(channels),
+            channels,
             store: Store::Memory(templates, events),
         }
     }
@@ -126,6 +134,7 @@ impl Ports {
             featured: Arc::new(PgFeaturedRepository::new(database.clone())),
             labelled_entities: Arc::new(PgLabelledEntities::new(database.clone())),
             kudos: Arc::new(PgKudosRepository::new(database.clone())),
+            checkins: crate::checkins::CheckinPorts::postgres(database.clone(), &db.url),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

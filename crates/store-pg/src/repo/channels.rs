@@ -26,9 +26,10 @@ impl PgChannelRepository {
     }
 }
 
+/// A channel row (check-ins read their report channels' names with it).
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = report_channels, check_for_backend(diesel::pg::Pg))]
-struct ChannelRow {
+pub(super) struct ChannelRow {
     organization_id: Uuid,
     id: String,
     name: String,

@@ -1,4 +1,5 @@
 mod channels;
+mod checkins;
 mod invitations;
 mod keys;
 mod kudos;
@@ -11,6 +12,7 @@ mod teams;
 mod templates;
 
 pub use channels::PgChannelRepository;
+pub use checkins::PgCheckinRepository;
 pub use invitations::PgInvitationRepository;
 pub use keys::PgKeyRepository;
 pub use kudos::PgKudosRepository;

@@ -6,6 +6,8 @@
 //! pairs it joins with `allow_tables_to_appear_in_same_query!` there).
 
 // `labels::{labels, entity_labels, featured_entities}` (the module shares the table's name).
+// `checkins::{checkins, checkin_responses}`.
+pub(crate) mod checkins;
 // `kudos::{company_values, kudos, kudos_receivers, kudos_boosts}`.
 pub(crate) mod kudos;
 pub(crate) mod labels;

@@ -1,0 +1,2 @@
+DROP TABLE checkin_responses;
+DROP TABLE checkins;
