@@ -74,6 +74,7 @@ mod ports;
 
 mod channels;
 mod checkins;
+mod forms;
 mod gaps;
 mod invitations;
 mod keys;

@@ -44,6 +44,7 @@ pub struct Ports {
     pub featured: Arc<dyn FeaturedRepository>,
     pub labelled_entities: Arc<dyn LabelledEntities>,
     pub kudos: Arc<dyn KudosRepository>,
+    pub forms: crate::forms::FormPorts,
     pub checkins: crate::checkins::CheckinPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
@@ -76,6 +77,7 @@ impl Ports {
                 channels.clone(),
                 events.clone(),
             ),
+            forms: crate::forms::FormPorts::in_memory(org.people.clone()),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -134,6 +136,7 @@ impl Ports {
             featured: Arc::new(PgFeaturedRepository::new(database.clone())),
             labelled_entities: Arc::new(PgLabelledEntities::new(database.clone())),
             kudos: Arc::new(PgKudosRepository::new(database.clone())),
+            forms: crate::forms::FormPorts::postgres(database.clone(), &db.url),
             checkins: crate::checkins::CheckinPorts::postgres(database.clone(), &db.url),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),

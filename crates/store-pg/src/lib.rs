@@ -12,9 +12,9 @@ pub use pool::{
     quote_ident, run_migrations, split_database,
 };
 pub use repo::{
-    PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgInvitationRepository,
-    PgKeyRepository, PgKudosRepository, PgLabelRepository, PgLabelledEntities, PgMoodRepository,
-    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
+    PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
+    PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,
+    PgLabelledEntities, PgMoodRepository, PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
 
 #[async_trait::async_trait]

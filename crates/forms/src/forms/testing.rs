@@ -131,6 +131,17 @@ impl InMemoryFormRepository {
     }
 }
 
+/// The table's `CHECK (char_length(name) BETWEEN 3 AND 200)` (an unexpected error there).
+fn check_name(form: &Form) -> Result<(), RepoError> {
+    if (3..=200).contains(&form.name.chars().count()) {
+        Ok(())
+    } else {
+        Err(RepoError::Other(
+            "violates check constraint forms_name_check".to_owned(),
+        ))
+    }
+}
+
 /// One page of an already ordered list, counted before slicing.
 fn page_of<T>(rows: Vec<T>, page: PageRequest) -> Page<T> {
     let count = rows.len() as u64;
@@ -157,6 +168,7 @@ fn person_matches(u: &User, fragment: &str) -> bool {
 #[async_trait]
 impl FormRepository for InMemoryFormRepository {
     async fn insert_form(&self, form: &Form) -> Result<(), RepoError> {
+        check_name(form)?;
         self.person(form.org_id, form.owner.id).await?;
         let mut store = lock(&self.store);
         if store.command_taken(form) {
@@ -176,6 +188,7 @@ impl FormRepository for InMemoryFormRepository {
         seen_version: i32,
         states: &StateMigration,
     ) -> Result<Written, RepoError> {
+        check_name(form)?;
         let mut store = lock(&self.store);
         if store.form_version(form.org_id, form.id)? != seen_version {
             return Ok(Written::FormChanged);

@@ -1,5 +1,6 @@
 mod channels;
 mod checkins;
+mod forms;
 mod invitations;
 mod keys;
 mod kudos;
@@ -13,6 +14,7 @@ mod templates;
 
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
+pub use forms::PgFormRepository;
 pub use invitations::PgInvitationRepository;
 pub use keys::PgKeyRepository;
 pub use kudos::PgKudosRepository;

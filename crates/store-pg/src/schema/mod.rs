@@ -9,6 +9,8 @@
 // `checkins::{checkins, checkin_responses}`.
 pub(crate) mod checkins;
 // `kudos::{company_values, kudos, kudos_receivers, kudos_boosts}`.
+// `forms::{forms, form_responses, form_response_transitions}`.
+pub(crate) mod forms;
 pub(crate) mod kudos;
 pub(crate) mod labels;
 mod outbox;

@@ -1,0 +1,3 @@
+DROP TABLE form_response_transitions;
+DROP TABLE form_responses;
+DROP TABLE forms;
