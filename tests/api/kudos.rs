@@ -26,7 +26,13 @@ struct World {
 }
 
 /// Adds a person named `first` `last` to `org`; returns their uuid.
-async fn person(app: &TestApp, org: &str, first: &str, last: &str, role: &str) -> String {
+pub(crate) async fn person(
+    app: &TestApp,
+    org: &str,
+    first: &str,
+    last: &str,
+    role: &str,
+) -> String {
     let email = format!("{}@example.com", uuid::Uuid::new_v4().simple());
     let r = app
         .operator(
