@@ -34,7 +34,8 @@ pub fn app(
         .route("/docs", web::get().to(docs_redirect))
         .configure(|cfg| {
             if bench_floor {
-                cfg.service(crate::routes::bench::floor);
+                cfg.service(crate::routes::bench::floor)
+                    .service(crate::routes::bench::insert_floor);
             }
         })
         .app_data(web::Data::new(state))

@@ -1,11 +1,15 @@
-//! `GET /bench/floor/?org=<uuid>`: the stack's floor for `make bench` — one indexed single-row
-//! read through the same pool and repository layer as the API, no authentication. Registered only
-//! when `TEAMCOMM_BENCH_FLOOR=true`; never part of the public API.
+//! The stack's floors for `make bench`, registered only when `TEAMCOMM_BENCH_FLOOR=true`; never
+//! part of the public API. No authentication: they measure the pool and repository layer, so an
+//! endpoint's percentage of its floor says what the endpoint's own work costs.
+//!
+//! - `GET /bench/floor/?org=<uuid>`: one indexed single-row read.
+//! - `POST /bench/insert/?org=<uuid>`: one single-row insert (a report channel with a fresh id).
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpResponse, get, post, web};
 use serde::Deserialize;
 use serde_json::json;
 use teamcomm_kernel::OrgId;
+use teamcomm_messaging::NewChannel;
 
 use crate::error::ApiResult;
 use crate::extract::Query;
@@ -20,4 +24,15 @@ pub struct FloorQuery {
 pub async fn floor(state: web::Data<AppState>, q: Query<FloorQuery>) -> ApiResult<HttpResponse> {
     let org = state.organizations.get_organization(OrgId(q.0.org)).await?;
     Ok(HttpResponse::Ok().json(json!({"uuid": org.id.to_string(), "name": org.name})))
+}
+
+#[post("/bench/insert/")]
+pub async fn insert_floor(
+    state: web::Data<AppState>,
+    q: Query<FloorQuery>,
+) -> ApiResult<HttpResponse> {
+    let id = uuid::Uuid::now_v7().to_string();
+    let new = NewChannel::new(&id, "bench", "slack", "channel")?;
+    let channel = state.channels.register(OrgId(q.0.org), &new).await?;
+    Ok(HttpResponse::Created().json(json!({"id": channel.id})))
 }
