@@ -231,7 +231,7 @@ async fn kudos_are_given_stored_and_posted_in_one_go() {
 
     // Stored as answered; the event carries the object as the admin sees it.
     let stored = w.stored().await;
-    assert_eq!(stored, [k.clone()]);
+    assert_eq!(stored, std::slice::from_ref(&k));
     let events = w.posted().await;
     assert_eq!(events.len(), 1);
     let e = &events[0];
@@ -710,7 +710,7 @@ async fn the_organization_list_is_for_admins_with_an_api_key() {
         .send("GET", "/v1/kudos/", &[("Authorization", &bearer)], None)
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(w.stored().await, [ours.clone()]);
+    assert_eq!(w.stored().await, std::slice::from_ref(&ours));
     let r = w
         .call(
             &w.admin_key,

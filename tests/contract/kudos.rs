@@ -360,7 +360,7 @@ async fn boosts_are_once_per_person_oldest_first(p: Ports) {
     post(&p, &k).await;
     let t = now();
     let once = p.kudos.boost_kudos(org.id, k.id, zoe.id, t).await.unwrap();
-    assert_eq!(once.boosted_by, [zoe.clone()]);
+    assert_eq!(once.boosted_by, std::slice::from_ref(&zoe));
     let twice = p
         .kudos
         .boost_kudos(org.id, k.id, cy.id, t + Duration::seconds(1))
