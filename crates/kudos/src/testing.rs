@@ -136,9 +136,7 @@ impl InMemoryKudosRepository {
     /// What the adapter's WHERE clause keeps.
     async fn selected(&self, row: &Row, s: &KudosSelection) -> Result<bool, RepoError> {
         let giver_known = !row.is_anonymous || row.giver == s.viewer;
-        if s.involving_viewer
-            && !(row.receivers.contains(&s.viewer) || (row.giver == s.viewer && giver_known))
-        {
+        if s.involving_viewer && !(row.receivers.contains(&s.viewer) || row.giver == s.viewer) {
             return Ok(false);
         }
         if s.given_by.iter().any(|g| *g != row.giver || !giver_known) {
