@@ -3,7 +3,7 @@
 //! participants' zones, else the schedule's), from the real zone database.
 //!
 //! - Submitting (`POST`) answers for today or, when the check-in allows it, a past or coming
-//!   day; editing (`PUT`) changes today's; resetting (`DELETE`) removes the person's own for a
+//!   day; editing (`PUT`) changes that day's (default today's); resetting (`DELETE`) removes the person's own for a
 //!   span of days. Each writes its `followups.response.*` event with the change.
 //! - Answers name their question by `uuid`, in the order of `index`; they must fit the current
 //!   questions (`template_questions_version_conflict` otherwise).
@@ -158,6 +158,19 @@ fn check_day(checkin: &Checkin, day: Date, today: Date) -> Result<(), Error> {
     Ok(())
 }
 
+/// `response_date` as sent: `YYYY-MM-DD` or `response_date_format_is_invalid`.
+fn parse_response_date(raw: Option<&str>) -> Result<Option<Date>, Error> {
+    raw.map(|raw| {
+        filters::parse_day(raw).ok_or_else(|| {
+            Error::new(
+                ErrorCode::ResponseDateFormatIsInvalid,
+                "`response_date` must be a date as YYYY-MM-DD.",
+            )
+        })
+    })
+    .transpose()
+}
+
 fn not_running() -> Error {
     Error::new(
         ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
@@ -254,24 +267,16 @@ impl CheckinService {
 
     /// Records the actor's response for `response_date` (`YYYY-MM-DD`, default their today);
     /// one per day (409 `response_already_exists`). A completed response writes
-    /// `followups.response.completed` with it.
+    /// `followups.response.completed` with it. Answers the check-in with the response (its
+    /// questions place the answers).
     pub async fn submit_response(
         &self,
         actor: &User,
         id: Uuid,
         input: &ResponseInput,
         response_date: Option<&str>,
-    ) -> Result<CheckinResponse, Error> {
-        let day = response_date
-            .map(|raw| {
-                filters::parse_day(raw).ok_or_else(|| {
-                    Error::new(
-                        ErrorCode::ResponseDateFormatIsInvalid,
-                        "`response_date` must be a date as YYYY-MM-DD.",
-                    )
-                })
-            })
-            .transpose()?;
+    ) -> Result<(Checkin, CheckinResponse), Error> {
+        let day = parse_response_date(response_date)?;
         let checkin = self.answerable(actor, id).await?;
         let now = self.clock.now();
         let today = checkin.today_for(actor, now);
@@ -322,7 +327,7 @@ impl CheckinService {
             .into_iter()
             .collect();
         match self.checkins.insert_response(&response, &events).await {
-            Ok(()) => Ok(response),
+            Ok(()) => Ok((checkin, response)),
             Err(RepoError::Conflict { constraint })
                 if constraint == "checkin_responses_checkin_user_day_key" =>
             {
@@ -336,28 +341,33 @@ impl CheckinService {
         }
     }
 
-    /// Replaces the answers of the actor's response for today (`not_found` when there is
-    /// none). Completing it writes `followups.response.completed`; editing a completed one
+    /// Replaces the answers of the actor's response for `response_date` (`YYYY-MM-DD`, default
+    /// their today; past and coming days as the check-in allows them), `not_found` when there
+    /// is none. Completing it writes `followups.response.completed`; editing a completed one
     /// writes `followups.response.updated`.
-    pub async fn edit_todays_response(
+    pub async fn edit_response(
         &self,
         actor: &User,
         id: Uuid,
         input: &ResponseInput,
-    ) -> Result<CheckinResponse, Error> {
+        response_date: Option<&str>,
+    ) -> Result<(Checkin, CheckinResponse), Error> {
+        let day = parse_response_date(response_date)?;
         for _ in 0..WRITE_ATTEMPTS {
             let checkin = self.answerable(actor, id).await?;
             let now = self.clock.now();
             let today = checkin.today_for(actor, now);
+            let day = day.unwrap_or(today);
+            check_day(&checkin, day, today)?;
             let Some(before) = self
                 .checkins
-                .responses_between(actor.org_id, id, actor.id, today, today)
+                .responses_between(actor.org_id, id, actor.id, day, day)
                 .await?
                 .pop()
             else {
                 return Err(Error::new(
                     ErrorCode::NotFound,
-                    "You have no response for today to edit; submit one with POST.",
+                    "You have no response for that day to edit; submit one with POST.",
                 ));
             };
             let (answers, completed) = answers_of(&checkin, input)?;
@@ -383,7 +393,7 @@ impl CheckinService {
                 .update_response(&after, before.updated_at, &events)
                 .await
             {
-                Ok(()) => return Ok(after),
+                Ok(()) => return Ok((checkin, after)),
                 Err(RepoError::Conflict { constraint })
                     if constraint == "checkin_responses_updated_at" => {}
                 Err(e) => return Err(e.into()),

@@ -14,7 +14,8 @@ async fn a_completed_response_is_stored_once_a_day_with_its_event() {
     let r = s
         .submit_response(&w.ada, c.id, &full(&c, &["Shipped it", " "]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert!(r.completed);
     assert_eq!(r.date, date!(2026 - 11 - 23));
     assert_eq!(r.answers.len(), 1, "a blank optional answer is no answer");
@@ -46,7 +47,8 @@ async fn a_completed_response_is_stored_once_a_day_with_its_event() {
     // Another person, or another day, is another response.
     s.submit_response(&w.max, c.id, &full(&c, &["Reviewed"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
 }
 
 #[tokio::test]
@@ -124,11 +126,13 @@ async fn past_and_coming_days_need_the_check_ins_permission_within_bounds() {
     let r = s
         .submit_response(&w.ada, open.id, &a, on("2026-11-20"))
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(r.date, date!(2026 - 11 - 20));
     s.submit_response(&w.ada, open.id, &a, on("2026-12-23"))
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     let e = assert_code(
         s.submit_response(&w.ada, open.id, &a, on("2026-12-24"))
             .await,
@@ -157,7 +161,8 @@ async fn past_and_coming_days_need_the_check_ins_permission_within_bounds() {
     let a = full(&ended, &["x"]);
     s.submit_response(&w.ada, ended.id, &a, on("2026-06-30"))
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_code(
         s.submit_response(&w.ada, ended.id, &a, on("2026-07-01"))
             .await,
@@ -191,7 +196,7 @@ async fn today_before_the_trigger_time_needs_the_check_ins_permission() {
     );
     assert_eq!(e.extra()["trigger_at"], "2026-11-23T14:00:00Z");
     w.at(datetime!(2026-11-23 14:00 UTC));
-    s.submit_response(&w.ada, c.id, &a, None).await.unwrap();
+    s.submit_response(&w.ada, c.id, &a, None).await.unwrap().1;
 
     // Check-ins started by events have no time to wait for.
     w.at(NOW);
@@ -207,7 +212,8 @@ async fn today_before_the_trigger_time_needs_the_check_ins_permission() {
         .await;
     s.submit_response(&w.ada, triggered.id, &full(&triggered, &["x"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
 }
 
 #[tokio::test]
@@ -220,7 +226,8 @@ async fn the_day_is_the_participants_local_day_not_utcs() {
     let r = s
         .submit_response(&ada, own_zone.id, &full(&own_zone, &["x"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(r.date, date!(2026 - 11 - 24));
     // With the schedule's zone (Honolulu, UTC-10: 02:00 on the 23rd) the zone of the person
     // does not matter.
@@ -235,7 +242,8 @@ async fn the_day_is_the_participants_local_day_not_utcs() {
     let r = s
         .submit_response(&ada, schedule_zone.id, &full(&schedule_zone, &["x"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(r.date, date!(2026 - 11 - 23));
     // At 10:30 UTC it is 16:00 in Kolkata, still the 23rd; at 18:30 UTC it is the 24th.
     let kolkata = w.in_zone(&w.max, "Asia/Kolkata").await;
@@ -243,13 +251,15 @@ async fn the_day_is_the_participants_local_day_not_utcs() {
     let r = s
         .submit_response(&kolkata, own_zone.id, &full(&own_zone, &["x"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(r.date, date!(2026 - 11 - 23));
     w.at(datetime!(2026-11-23 18:30 UTC));
     let r = s
         .submit_response(&kolkata, own_zone.id, &full(&own_zone, &["y"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(r.date, date!(2026 - 11 - 24));
 }
 
@@ -310,7 +320,8 @@ async fn answers_must_fit_the_questions_as_they_are_now() {
     let r = s
         .submit_response(&w.ada, c.id, &input(skipping, Some(2)), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert!(r.completed);
     assert_eq!(r.questions_version, 2);
     // A type mismatch is a plain validation error naming the answer.
@@ -369,16 +380,18 @@ async fn a_partial_response_completes_later_and_edits_say_updated() {
     let r = s
         .submit_response(&w.ada, c.id, &started, None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert!(!r.completed);
     assert_eq!(r.last_question_index, Some(0));
     assert!(w.events(EventType::FollowupsResponseCompleted).is_empty());
 
     w.at(NOW + time::Duration::minutes(5));
     let done = s
-        .edit_todays_response(&w.ada, c.id, &full(&c, &["Done", "No"]))
+        .edit_response(&w.ada, c.id, &full(&c, &["Done", "No"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert!(done.completed);
     assert_eq!((done.id, done.created_at), (r.id, r.created_at));
     assert_eq!(w.events(EventType::FollowupsResponseCompleted).len(), 1);
@@ -386,9 +399,10 @@ async fn a_partial_response_completes_later_and_edits_say_updated() {
 
     w.at(NOW + time::Duration::minutes(10));
     let edited = s
-        .edit_todays_response(&w.ada, c.id, &full(&c, &["Done twice"]))
+        .edit_response(&w.ada, c.id, &full(&c, &["Done twice"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert_eq!(edited.answers[0].response, json!("Done twice"));
     let updated = w.events(EventType::FollowupsResponseUpdated);
     assert_eq!(updated.len(), 1);
@@ -399,23 +413,62 @@ async fn a_partial_response_completes_later_and_edits_say_updated() {
 
     // Nothing to edit for someone who did not answer today.
     assert_code(
-        s.edit_todays_response(&w.max, c.id, &full(&c, &["x"]))
-            .await,
+        s.edit_response(&w.max, c.id, &full(&c, &["x"]), None).await,
         ErrorCode::NotFound,
     );
     // Edits are checked like submissions.
     assert_code(
-        s.edit_todays_response(
+        s.edit_response(
             &w.ada,
             c.id,
             &ResponseInput {
                 questions_version: Some(9),
                 ..full(&c, &["x"])
             },
+            None,
         )
         .await,
         ErrorCode::TemplateQuestionsVersionConflict,
     );
+    assert_code(
+        s.edit_response(&w.ada, c.id, &full(&c, &["x"]), Some("23-11-2026"))
+            .await,
+        ErrorCode::ResponseDateFormatIsInvalid,
+    );
+    assert_code(
+        s.edit_response(&w.ada, c.id, &full(&c, &["x"]), Some("2026-11-22"))
+            .await,
+        ErrorCode::PreviousResponsesAreNotAllowed,
+    );
+}
+
+#[tokio::test]
+async fn a_past_days_response_is_edited_when_the_check_in_takes_past_days() {
+    let w = World::new().await;
+    let s = w.service();
+    let c = w
+        .standup(|i| {
+            i.allow_past_responses = Some(true);
+            i.start_on = Some("2026-11-01".into());
+        })
+        .await;
+    let friday = Some("2026-11-20");
+    s.submit_response(&w.ada, c.id, &full(&c, &["Friday"]), friday)
+        .await
+        .unwrap()
+        .1;
+    assert_code(
+        s.edit_response(&w.ada, c.id, &full(&c, &["x"]), None).await,
+        ErrorCode::NotFound,
+    );
+    let edited = s
+        .edit_response(&w.ada, c.id, &full(&c, &["Friday, edited"]), friday)
+        .await
+        .unwrap()
+        .1;
+    assert_eq!(edited.date, time::macros::date!(2026 - 11 - 20));
+    assert_eq!(edited.answers[0].response, json!("Friday, edited"));
+    assert_eq!(w.events(EventType::FollowupsResponseUpdated).len(), 1);
 }
 
 #[tokio::test]
@@ -463,7 +516,8 @@ async fn branching_decides_which_required_questions_complete_a_response() {
     let r = s
         .submit_response(&w.ada, c.id, &answers(json!("no")), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     assert!(r.completed);
     let e = assert_code(
         s.submit_response(&w.max, c.id, &answers(json!(true)), None)
@@ -486,11 +540,13 @@ async fn a_reset_deletes_the_persons_own_responses_of_the_days_with_events() {
     for day in ["2026-11-20", "2026-11-21", "2026-11-23"] {
         s.submit_response(&w.ada, c.id, &full(&c, &["x"]), Some(day))
             .await
-            .unwrap();
+            .unwrap()
+            .1;
     }
     s.submit_response(&w.max, c.id, &full(&c, &["mine"]), None)
         .await
-        .unwrap();
+        .unwrap()
+        .1;
     // Default: today only.
     assert_eq!(
         s.reset_responses(&w.ada, c.id, None, None).await.unwrap(),
@@ -568,7 +624,8 @@ async fn admins_read_every_response_managers_their_teams_members_their_own() {
     ] {
         s.submit_response(who, c.id, &full(&c, &[text]), None)
             .await
-            .unwrap();
+            .unwrap()
+            .1;
     }
     let read = |who: &User, filter: ResponseListFilter| {
         let s = s.clone();
