@@ -811,8 +811,8 @@ async fn response_edits_check_what_they_read(p: Ports) {
                 scope: ResponseScope::All,
                 user: None,
                 search: Some("TWICE".into()),
-                from: day,
-                until: day,
+                from: Some(day),
+                until: Some(day),
             },
             PageRequest::all(),
         )
@@ -909,8 +909,8 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
             scope,
             user: user.map(|u| u.id),
             search: search.map(str::to_owned),
-            from,
-            until,
+            from: Some(from),
+            until: Some(until),
         };
         let repo = p.checkins.repo.clone();
         async move {
@@ -963,6 +963,26 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
         "a literal %"
     );
     assert_eq!(list(ResponseScope::All, None, None, d2, d2).await.len(), 2);
+    let open = |from: Option<Date>, until: Option<Date>| {
+        let selection = ResponseSelection {
+            checkin: c.id,
+            scope: ResponseScope::All,
+            user: None,
+            search: None,
+            from,
+            until,
+        };
+        let repo = p.checkins.repo.clone();
+        async move {
+            repo.list_responses(org.id, &selection, PageRequest::all())
+                .await
+                .unwrap()
+                .count
+        }
+    };
+    assert_eq!(open(None, None).await, 4, "every day");
+    assert_eq!(open(Some(d2), None).await, 2);
+    assert_eq!(open(None, Some(d1)).await, 2);
     let page = p
         .checkins
         .repo
@@ -973,8 +993,8 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
                 scope: ResponseScope::All,
                 user: None,
                 search: None,
-                from: d1,
-                until: d2,
+                from: Some(d1),
+                until: Some(d2),
             },
             PageRequest {
                 offset: 3,
@@ -995,8 +1015,8 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
                 scope: ResponseScope::All,
                 user: None,
                 search: None,
-                from: d1,
-                until: d2,
+                from: Some(d1),
+                until: Some(d2),
             },
             PageRequest::all(),
         )

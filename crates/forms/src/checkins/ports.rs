@@ -73,9 +73,9 @@ pub struct ResponseSelection {
     pub user: Option<UserId>,
     /// Case-insensitive fragment of the answers' text ([`CheckinResponse::search_text`]).
     pub search: Option<String>,
-    /// Days, both included.
-    pub from: Date,
-    pub until: Date,
+    /// Days, both included; `None` leaves that side open.
+    pub from: Option<Date>,
+    pub until: Option<Date>,
 }
 
 /// A response with the person who gave it.

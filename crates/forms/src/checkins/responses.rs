@@ -55,7 +55,7 @@ pub struct ResponseInput {
 pub struct ResponseListFilter {
     pub user: Option<UserId>,
     pub search: Option<String>,
-    /// Days, both included; default the reader's today.
+    /// Days, both included; each bound optional.
     pub from: Option<Date>,
     pub until: Option<Date>,
 }
@@ -116,7 +116,8 @@ pub fn check_current(set: &QuestionSet, input: &ResponseInput) -> Result<(), Err
     Ok(())
 }
 
-/// Why a day cannot be answered, or `Ok`.
+/// Why a day cannot be answered, or `Ok`. The check-in's `start_on`..`end_on` bound the days
+/// people are asked, not the days they may answer for.
 fn check_day(checkin: &Checkin, day: Date, today: Date) -> Result<(), Error> {
     let o = &checkin.options;
     if day < today {
@@ -148,12 +149,6 @@ fn check_day(checkin: &Checkin, day: Date, today: Date) -> Result<(), Error> {
             )
             .with_extra("max_days", MAX_DAYS_AHEAD));
         }
-    }
-    if !checkin.runs_on(day) {
-        return Err(Error::new(
-            ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
-            "This check-in does not run on that day.",
-        ));
     }
     Ok(())
 }
@@ -404,8 +399,8 @@ impl CheckinService {
         )))
     }
 
-    /// Deletes the actor's own responses for the days `from` to `until` (default their
-    /// today), each with its `followups.response.deleted`; answers how many went.
+    /// Deletes the actor's own responses for the days `from` to `until` (each defaulting to
+    /// their today), each with its `followups.response.deleted`; answers how many went.
     pub async fn reset_responses(
         &self,
         actor: &User,
@@ -416,7 +411,8 @@ impl CheckinService {
         for _ in 0..WRITE_ATTEMPTS {
             let checkin = self.answerable(actor, id).await?;
             let now = self.clock.now();
-            let (from, until) = span(&checkin, actor, now, from, until)?;
+            let today = checkin.today_for(actor, now);
+            let (from, until) = in_order(from.unwrap_or(today), until.unwrap_or(today))?;
             let gone = self
                 .checkins
                 .responses_between(actor.org_id, id, actor.id, from, until)
@@ -447,9 +443,9 @@ impl CheckinService {
         )))
     }
 
-    /// Responses to a check-in the actor may see, for the days asked (default the actor's
-    /// today): admins every one, team managers their own and their teams' members', anyone
-    /// else their own (`user` is then ignored, no refusal).
+    /// Responses to a check-in the actor may see, of the days asked (every day by default):
+    /// admins every one, team managers their own and their teams' members', anyone else their
+    /// own (`user` is then ignored, no refusal).
     pub async fn list_responses(
         &self,
         actor: &User,
@@ -458,7 +454,9 @@ impl CheckinService {
         page: PageRequest,
     ) -> Result<ResponsePage, Error> {
         let checkin = self.visible(actor, id).await?;
-        let (from, until) = span(&checkin, actor, self.clock.now(), filter.from, filter.until)?;
+        if let (Some(from), Some(until)) = (filter.from, filter.until) {
+            in_order(from, until)?;
+        }
         let scope = if actor.role.is_admin() {
             ResponseScope::All
         } else if self
@@ -492,8 +490,8 @@ impl CheckinService {
             scope,
             user,
             search: filter.search.clone(),
-            from,
-            until,
+            from: filter.from,
+            until: filter.until,
         };
         let page = self
             .checkins
@@ -507,22 +505,8 @@ impl CheckinService {
     }
 }
 
-/// The days from `from` to `until`, each defaulting to the actor's today (or the other end);
-/// `invalid_date_range` when they are reversed.
-fn span(
-    checkin: &Checkin,
-    actor: &User,
-    now: OffsetDateTime,
-    from: Option<Date>,
-    until: Option<Date>,
-) -> Result<(Date, Date), Error> {
-    let today = checkin.today_for(actor, now);
-    let (from, until) = match (from, until) {
-        (Some(f), Some(u)) => (f, u),
-        (Some(f), None) => (f, f.max(today)),
-        (None, Some(u)) => (u.min(today), u),
-        (None, None) => (today, today),
-    };
+/// `(from, until)`, or `invalid_date_range` when they are reversed.
+fn in_order(from: Date, until: Date) -> Result<(Date, Date), Error> {
     if from > until {
         return Err(Error::new(
             ErrorCode::InvalidDateRange,

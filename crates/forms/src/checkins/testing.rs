@@ -477,7 +477,8 @@ impl CheckinRepository for InMemoryCheckinRepository {
             .filter(|r| r.org_id == org && r.checkin_id == selection.checkin)
             .filter(|r| visible.as_ref().is_none_or(|v| v.contains(&r.user_id)))
             .filter(|r| selection.user.is_none_or(|u| r.user_id == u))
-            .filter(|r| (selection.from..=selection.until).contains(&r.date))
+            .filter(|r| selection.from.is_none_or(|f| r.date >= f))
+            .filter(|r| selection.until.is_none_or(|u| r.date <= u))
             .filter(|r| {
                 selection
                     .search

@@ -886,8 +886,13 @@ impl CheckinRepository for PgCheckinRepository {
                 .inner_join(users::table)
                 .filter(checkin_responses::checkin_id.eq(selection.checkin))
                 .filter(checkin_responses::organization_id.eq(org.0))
-                .filter(checkin_responses::response_date.between(selection.from, selection.until))
                 .into_boxed();
+            if let Some(from) = selection.from {
+                q = q.filter(checkin_responses::response_date.ge(from));
+            }
+            if let Some(until) = selection.until {
+                q = q.filter(checkin_responses::response_date.le(until));
+            }
             if let Some(people) = &visible {
                 q = q.filter(checkin_responses::user_id.eq_any(people.clone()));
             }

@@ -145,33 +145,25 @@ async fn past_and_coming_days_need_the_check_ins_permission_within_bounds() {
         ErrorCode::PreviousResponsesAreNotAllowed,
     );
     assert_eq!(e.extra()["max_days"], MAX_DAYS_BACK);
-    // Before the check-in's first day.
-    assert_code(
-        s.submit_response(&w.ada, open.id, &a, on("2025-12-31"))
-            .await,
-        ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
-    );
+    // The check-in's first and last days bound when people are asked, not what they answer.
+    let r = s
+        .submit_response(&w.ada, open.id, &a, on("2025-12-31"))
+        .await
+        .unwrap()
+        .1;
+    assert_eq!(r.date, date!(2025 - 12 - 31));
     let ended = w
         .standup(|i| {
-            i.allow_past_responses = Some(true);
             i.start_on = Some("2026-01-01".into());
             i.end_on = Some(Some("2026-06-30".into()));
         })
         .await;
-    let a = full(&ended, &["x"]);
-    s.submit_response(&w.ada, ended.id, &a, on("2026-06-30"))
+    let r = s
+        .submit_response(&w.ada, ended.id, &full(&ended, &["x"]), None)
         .await
         .unwrap()
         .1;
-    assert_code(
-        s.submit_response(&w.ada, ended.id, &a, on("2026-07-01"))
-            .await,
-        ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
-    );
-    assert_code(
-        s.submit_response(&w.ada, ended.id, &a, None).await,
-        ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
-    );
+    assert_eq!(r.date, date!(2026 - 11 - 23));
 }
 
 #[tokio::test]
@@ -547,6 +539,19 @@ async fn a_reset_deletes_the_persons_own_responses_of_the_days_with_events() {
         .await
         .unwrap()
         .1;
+    let every_day = s
+        .list_responses(
+            &w.admin,
+            c.id,
+            &ResponseListFilter::default(),
+            PageRequest::all(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        every_day.page.count, 4,
+        "a listing spans every day by default"
+    );
     // Default: today only.
     assert_eq!(
         s.reset_responses(&w.ada, c.id, None, None).await.unwrap(),
@@ -673,6 +678,16 @@ async fn admins_read_every_response_managers_their_teams_members_their_own() {
         ..ResponseListFilter::default()
     };
     assert!(read(&w.admin, yesterday).await.is_empty());
+    let reversed = ResponseListFilter {
+        from: Some(date!(2026 - 11 - 23)),
+        until: Some(date!(2026 - 11 - 22)),
+        ..ResponseListFilter::default()
+    };
+    assert_code(
+        s.list_responses(&w.admin, c.id, &reversed, PageRequest::all())
+            .await,
+        ErrorCode::InvalidDateRange,
+    );
     assert_code(
         s.list_responses(&w.guest, c.id, &all, PageRequest::all())
             .await,
