@@ -6,6 +6,8 @@ mod db;
 mod http;
 mod outbox;
 
+pub use outbox::documented_event_types;
+
 pub use db::TestDb;
 pub use http::{OPERATOR_TOKEN, Resp, TestApp, TestAppBuilder};
 

@@ -44,6 +44,11 @@ fn documented_schemas() -> (Value, BTreeMap<String, Value>) {
     )
 }
 
+/// The event types docs/events.md gives a `data` schema for.
+pub fn documented_event_types() -> Vec<String> {
+    documented_schemas().1.into_keys().collect()
+}
+
 /// Panics unless `payload` fits the envelope and its type's documented `data` schema.
 fn check_documented(payload: &Value) {
     let (mut envelope, data) = documented_schemas();
