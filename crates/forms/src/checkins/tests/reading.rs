@@ -82,10 +82,7 @@ async fn a_listing_tells_the_readers_completion_the_summary_and_who_is_pending()
         .await
         .checkin;
     let done = full(&c, &["Shipped", ""]);
-    s.submit_response(&w.ada, c.id, &done, None)
-        .await
-        .unwrap()
-        .1;
+    s.submit_response(&w.ada, c.id, &done, None).await.unwrap();
     let filter = CheckinListFilter {
         include_summary: true,
         include_pending_users: true,

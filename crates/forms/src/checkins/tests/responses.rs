@@ -47,8 +47,7 @@ async fn a_completed_response_is_stored_once_a_day_with_its_event() {
     // Another person, or another day, is another response.
     s.submit_response(&w.max, c.id, &full(&c, &["Reviewed"]), None)
         .await
-        .unwrap()
-        .1;
+        .unwrap();
 }
 
 #[tokio::test]
@@ -131,8 +130,7 @@ async fn past_and_coming_days_need_the_check_ins_permission_within_bounds() {
     assert_eq!(r.date, date!(2026 - 11 - 20));
     s.submit_response(&w.ada, open.id, &a, on("2026-12-23"))
         .await
-        .unwrap()
-        .1;
+        .unwrap();
     let e = assert_code(
         s.submit_response(&w.ada, open.id, &a, on("2026-12-24"))
             .await,
@@ -188,7 +186,7 @@ async fn today_before_the_trigger_time_needs_the_check_ins_permission() {
     );
     assert_eq!(e.extra()["trigger_at"], "2026-11-23T14:00:00Z");
     w.at(datetime!(2026-11-23 14:00 UTC));
-    s.submit_response(&w.ada, c.id, &a, None).await.unwrap().1;
+    s.submit_response(&w.ada, c.id, &a, None).await.unwrap();
 
     // Check-ins started by events have no time to wait for.
     w.at(NOW);
@@ -204,8 +202,7 @@ async fn today_before_the_trigger_time_needs_the_check_ins_permission() {
         .await;
     s.submit_response(&w.ada, triggered.id, &full(&triggered, &["x"]), None)
         .await
-        .unwrap()
-        .1;
+        .unwrap();
 }
 
 #[tokio::test]
@@ -447,8 +444,7 @@ async fn a_past_days_response_is_edited_when_the_check_in_takes_past_days() {
     let friday = Some("2026-11-20");
     s.submit_response(&w.ada, c.id, &full(&c, &["Friday"]), friday)
         .await
-        .unwrap()
-        .1;
+        .unwrap();
     assert_code(
         s.edit_response(&w.ada, c.id, &full(&c, &["x"]), None).await,
         ErrorCode::NotFound,
@@ -532,13 +528,11 @@ async fn a_reset_deletes_the_persons_own_responses_of_the_days_with_events() {
     for day in ["2026-11-20", "2026-11-21", "2026-11-23"] {
         s.submit_response(&w.ada, c.id, &full(&c, &["x"]), Some(day))
             .await
-            .unwrap()
-            .1;
+            .unwrap();
     }
     s.submit_response(&w.max, c.id, &full(&c, &["mine"]), None)
         .await
-        .unwrap()
-        .1;
+        .unwrap();
     let every_day = s
         .list_responses(
             &w.admin,
@@ -629,8 +623,7 @@ async fn admins_read_every_response_managers_their_teams_members_their_own() {
     ] {
         s.submit_response(who, c.id, &full(&c, &[text]), None)
             .await
-            .unwrap()
-            .1;
+            .unwrap();
     }
     let read = |who: &User, filter: ResponseListFilter| {
         let s = s.clone();
