@@ -229,6 +229,107 @@ param_schema!(
         .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
 );
 
+/// Most values of a comma-separated list filter (the CLI refuses more owners or submitters
+/// before sending).
+pub const MAX_LIST_VALUES: usize = 50;
+
+/// The comma-separated values of a list filter, blanks dropped; more than
+/// [`MAX_LIST_VALUES`] is `too_many_filter_values` (`extra.max`).
+fn comma_list<T>(raw: &str, parse: impl Fn(&str) -> Result<T, Error>) -> Result<Vec<T>, Error> {
+    let parts: Vec<&str> = raw
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.len() > MAX_LIST_VALUES {
+        return Err(Error::new(
+            ErrorCode::TooManyFilterValues,
+            format!("Give at most {MAX_LIST_VALUES} values."),
+        )
+        .with_extra("max", MAX_LIST_VALUES));
+    }
+    parts.into_iter().map(parse).collect()
+}
+
+/// People by UUID, comma-separated (`owner_user_ids`, `submitter_user_ids`): each a UUID
+/// (`invalid_user_identifier`), at most 50.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserIds(pub Vec<UserId>);
+
+impl<'de> Deserialize<'de> for UserIds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            comma_list(s, |one| filters::user_identifier(one).map(UserId)).map(UserIds)
+        })
+    }
+}
+
+param_schema!(
+    UserIds,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("Comma-separated UUIDs, at most 50."))
+);
+
+/// Objects by UUID, comma-separated (`labels`): each a UUID (`invalid_filter_value`), at
+/// most 50.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UuidList(pub Vec<uuid::Uuid>);
+
+impl<'de> Deserialize<'de> for UuidList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            comma_list(s, |one| {
+                uuid::Uuid::parse_str(one)
+                    .map_err(|_| Error::new(ErrorCode::InvalidFilterValue, "Must be UUIDs."))
+            })
+            .map(UuidList)
+        })
+    }
+}
+
+param_schema!(
+    UuidList,
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some("Comma-separated UUIDs, at most 50."))
+);
+
+/// Names of a domain enum, comma-separated (`submission_sources=member,automation`): each
+/// one of its names (`invalid_filter_value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Names<T>(pub Vec<T>);
+
+impl<'de, T: teamcomm_kernel::WireEnum> Deserialize<'de> for Names<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            comma_list(s, |one| {
+                T::from_name(one).ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::InvalidFilterValue,
+                        format!("Use any of: {}.", T::names()),
+                    )
+                })
+            })
+            .map(Names)
+        })
+    }
+}
+
+impl<T: teamcomm_kernel::WireEnum> PartialSchema for Names<T> {
+    fn schema() -> RefOr<Schema> {
+        let names = T::names();
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some(format!("Comma-separated, any of: {names}.")))
+                .build(),
+        ))
+    }
+}
+
+impl<T: teamcomm_kernel::WireEnum> ToSchema for Names<T> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +349,32 @@ mod tests {
             e.code(),
             e.extra()["parameter"].as_str().unwrap().to_owned(),
         )
+    }
+
+    #[test]
+    fn lists_parse_each_value_and_count_them() {
+        #[derive(Debug, Deserialize)]
+        struct L {
+            ids: Option<UserIds>,
+            labels: Option<UuidList>,
+        }
+        let one = "01a20072-0d11-70e6-85aa-3b7d8f66493c";
+        let l: L = from_query_string(&format!("ids={one},%20,{one}")).unwrap();
+        assert_eq!(l.ids.unwrap().0.len(), 2);
+        assert!(l.labels.is_none());
+        let e = from_query_string::<L>(&format!("ids={one},bob")).unwrap_err();
+        assert_eq!(
+            (e.code(), e.extra()["parameter"].clone()),
+            (ErrorCode::InvalidUserIdentifier, "ids".into())
+        );
+        let e = from_query_string::<L>("labels=x").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidFilterValue);
+        let many = vec![one; 51].join(",");
+        let e = from_query_string::<L>(&format!("ids={many}")).unwrap_err();
+        assert_eq!(
+            (e.code(), e.extra()["max"].clone()),
+            (ErrorCode::TooManyFilterValues, 50.into())
+        );
     }
 
     #[test]

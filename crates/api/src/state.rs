@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch};
 use teamcomm_forms::TemplateService;
+use teamcomm_forms::forms::FormService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
@@ -13,7 +14,7 @@ use teamcomm_messaging::ChannelService;
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
-use teamcomm_store_pg::PgKudosRepository;
+use teamcomm_store_pg::{PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
@@ -34,6 +35,7 @@ pub struct AppState {
     pub invitations: InvitationService,
     pub moods: MoodService,
     pub kudos: KudosService,
+    pub forms: FormService,
     pub templates: TemplateService,
     pub channels: ChannelService,
     pub labels: LabelService,
@@ -90,6 +92,13 @@ impl AppState {
                 Arc::new(PgKudosRepository::new(db.clone())),
                 orgs.clone(),
                 teams.clone(),
+                clock.clone(),
+            ),
+            forms: FormService::new(
+                Arc::new(PgFormRepository::new(db.clone())),
+                orgs.clone(),
+                teams.clone(),
+                Arc::new(PgChannelRepository::new(db.clone())),
                 clock.clone(),
             ),
             invitations: InvitationService::new(

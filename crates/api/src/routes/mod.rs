@@ -5,6 +5,7 @@
 pub mod api_keys;
 pub mod bench;
 pub mod catalog;
+pub mod forms;
 pub mod health;
 pub mod invitations;
 pub mod kudos;
@@ -118,6 +119,24 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(labels::list_featured, P::read())
         .add(labels::set_featured, P::write())
         .add(labels::batch_featured, P::write())
+        // Forms: fixed segments (`form-owners`, `create`, `reorder`) before `{uuid}` ones.
+        // Authoring and response rules are the service's.
+        .add(forms::list_forms, P::read())
+        .add(forms::list_form_owners, P::read())
+        .add(forms::create_form, P::write())
+        .add(forms::get_form, P::read())
+        .add(forms::update_form_config, P::write())
+        .add(forms::archive_form, P::write())
+        .add(forms::add_question, P::write())
+        .add(forms::reorder_questions, P::write())
+        .add(forms::update_question, P::write())
+        .add(forms::delete_question, P::write())
+        .add(forms::list_responses, P::read())
+        .add(forms::submit_response, P::write())
+        .add(forms::get_response, P::read())
+        .add(forms::edit_response, P::write())
+        .add(forms::delete_response, P::write())
+        .add(forms::transition_response, P::write())
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())

@@ -717,19 +717,24 @@ impl FormService {
         Ok(out)
     }
 
-    /// Adds a question at the end of the form.
+    /// Adds a question at the end of the form; answers it with its position (from 0).
     pub async fn add_question(
         &self,
         actor: &User,
         id: Uuid,
         question: NewQuestion,
         generate_short: bool,
-    ) -> Result<Question, Error> {
-        self.edit_questions(actor, id, |set| set.add(question.clone(), generate_short))
-            .await
+    ) -> Result<(usize, Question), Error> {
+        self.edit_questions(actor, id, |set| {
+            let (next, q) = set.add(question.clone(), generate_short)?;
+            let index = next.questions.len() - 1;
+            Ok((next, (index, q)))
+        })
+        .await
     }
 
-    /// Changes one question of the form (404 when it has no such question).
+    /// Changes one question of the form (404 when it has no such question); answers it with
+    /// its position (from 0).
     pub async fn update_question(
         &self,
         actor: &User,
@@ -737,9 +742,15 @@ impl FormService {
         question: Uuid,
         patch: QuestionPatch,
         generate_short: bool,
-    ) -> Result<Question, Error> {
+    ) -> Result<(usize, Question), Error> {
         self.edit_questions(actor, id, |set| {
-            set.update(question, patch.clone(), generate_short)
+            let (next, q) = set.update(question, patch.clone(), generate_short)?;
+            let index = next
+                .questions
+                .iter()
+                .position(|x| x.uuid == question)
+                .unwrap_or_default();
+            Ok((next, (index, q)))
         })
         .await
     }

@@ -637,20 +637,20 @@ async fn questions_are_edited_through_the_form() {
     let w = World::new().await;
     let s = w.service();
     let f = w.plain(&w.ada, "Retro").await;
-    let added = s
+    let (index, added) = s
         .add_question(&w.ada, f.id, question("Blockers?"), true)
         .await
         .unwrap();
-    assert_eq!(added.short_question, "Blockers");
+    assert_eq!((index, added.short_question.as_str()), (2, "Blockers"));
     let patch = QuestionPatch {
         question: Some("Any blockers?".into()),
         ..QuestionPatch::default()
     };
-    let changed = s
+    let (index, changed) = s
         .update_question(&w.ada, f.id, added.uuid, patch, true)
         .await
         .unwrap();
-    assert_eq!(changed.question, "Any blockers?");
+    assert_eq!((index, changed.question.as_str()), (2, "Any blockers?"));
     let first = f.questions.questions[0].uuid;
     let order = [added.uuid, f.questions.questions[1].uuid, first];
     let reordered = s.reorder_questions(&w.ada, f.id, &order).await.unwrap();
