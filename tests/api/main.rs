@@ -10,6 +10,7 @@ mod directory;
 mod directory_events;
 mod docs_ui;
 mod envelope;
+mod form_responses;
 mod forms;
 mod invitations;
 mod kudos;
