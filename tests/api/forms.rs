@@ -24,7 +24,13 @@ pub(crate) struct World {
 }
 
 /// Adds a person to `org`; returns their uuid.
-async fn person(app: &TestApp, org: &str, first: &str, last: &str, role: &str) -> String {
+pub(crate) async fn person(
+    app: &TestApp,
+    org: &str,
+    first: &str,
+    last: &str,
+    role: &str,
+) -> String {
     let email = format!("{}@example.com", uuid::Uuid::new_v4().simple());
     let r = app
         .operator(
