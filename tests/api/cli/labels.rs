@@ -300,3 +300,190 @@ async fn labelling_and_featured_commands_reach_their_doors() {
     .await
     .assert_api_error(EXIT_NOT_FOUND, 404, Some("not_found"));
 }
+
+/// A form made through the API by the owner of `key`; answers its uuid.
+async fn form(app: &TestApp, key: &str, name: &str) -> String {
+    let body = json!({
+        "name": name,
+        "questions": [{"question": "What shipped?", "short_question": "Shipped"}],
+    });
+    let r = app
+        .send(
+            "POST",
+            "/v1/forms/create/",
+            &[("X-API-KEY", key)],
+            Some(body),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.body["uuid"].as_str().unwrap().to_owned()
+}
+
+#[actix_web::test]
+async fn label_assign_batch_and_featured_commands_on_forms() {
+    let app = TestApp::spawn().await;
+    let (_, admin_key, member_key, _) = org(&app).await;
+    let member = key_env(&member_key);
+    let (f1, f2) = (
+        form(&app, &admin_key, "Release").await,
+        form(&app, &admin_key, "Retro").await,
+    );
+    let mut ids = Vec::new();
+    for name in ["Urgent", "Later"] {
+        let l = dailybot(
+            &app,
+            &member,
+            &["label", "create", "--name", name, "--json"],
+        )
+        .await
+        .ok_json();
+        ids.push(l["uuid"].as_str().unwrap().to_owned());
+    }
+    let (urgent, later) = (&ids[0], &ids[1]);
+
+    let assigned = dailybot(
+        &app,
+        &member,
+        &[
+            "label",
+            "assign",
+            &f1,
+            "--type",
+            "forms",
+            "--label",
+            &format!("{urgent},{later}"),
+            "--json",
+        ],
+    )
+    .await
+    .ok_json();
+    assert_eq!(assigned["uuid"], f1.as_str(), "{assigned}");
+    assert_eq!(
+        uuids(&assigned["labels"]),
+        BTreeSet::from([urgent.clone(), later.clone()])
+    );
+    // Human output names the labels now on the form.
+    let run = dailybot(
+        &app,
+        &member,
+        &["label", "assign", &f1, "--type", "forms", "--label", later],
+    )
+    .await;
+    assert_eq!(run.code, EXIT_OK, "{run:#?}");
+    assert!(
+        run.stdout.contains("Later") && !run.stdout.contains("Urgent"),
+        "{run:#?}"
+    );
+
+    let batch = dailybot(
+        &app,
+        &member,
+        &[
+            "label",
+            "batch",
+            "--type",
+            "forms",
+            "--uuids",
+            &format!("{f1},{f2}"),
+            "--label",
+            urgent,
+            "--json",
+        ],
+    )
+    .await
+    .ok_json();
+    assert_eq!(batch, json!({"updated_count": 2}));
+    let got = dailybot(&app, &member, &["label", "get", urgent, "--json"])
+        .await
+        .ok_json();
+    assert_eq!(got["usage"], json!({"total": 2}));
+    let cleared = dailybot(
+        &app,
+        &member,
+        &[
+            "label", "assign", &f2, "--type", "forms", "--clear", "--json",
+        ],
+    )
+    .await
+    .ok_json();
+    assert_eq!(cleared, json!({"uuid": f2, "labels": []}));
+
+    // Archived labels are not newly assignable.
+    dailybot(&app, &member, &["label", "archive", later, "--json"])
+        .await
+        .ok_json();
+    dailybot(
+        &app,
+        &member,
+        &[
+            "label", "assign", &f2, "--type", "forms", "--label", later, "--json",
+        ],
+    )
+    .await
+    .assert_api_error(EXIT_USAGE, 400, Some("archived_label_not_assignable"));
+
+    // Stars.
+    let set = dailybot(
+        &app,
+        &member,
+        &["featured", "set", "--entity-type", "forms", &f2, "--json"],
+    )
+    .await
+    .ok_json();
+    assert_eq!(
+        set,
+        json!({"entity_type": "forms", "uuid": f2, "is_featured": true})
+    );
+    let batch = dailybot(
+        &app,
+        &member,
+        &[
+            "featured",
+            "batch",
+            "--entity-type",
+            "forms",
+            "--uuids",
+            &format!("{f1},{f2}"),
+            "--json",
+        ],
+    )
+    .await
+    .ok_json();
+    assert_eq!(batch, json!({"updated_entity_uuids": [f1]}));
+    let list = dailybot(
+        &app,
+        &member,
+        &["featured", "list", "--entity-type", "forms", "--json"],
+    )
+    .await
+    .ok_json();
+    assert_eq!(
+        list,
+        json!({"entity_type": "forms", "entity_uuids": [f2, f1]})
+    );
+    let run = dailybot(
+        &app,
+        &member,
+        &[
+            "featured",
+            "set",
+            "--entity-type",
+            "forms",
+            &f2,
+            "--unfeatured",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, EXIT_OK, "{run:#?}");
+    assert!(run.stdout.contains("unfeatured"), "{run:#?}");
+    let run = dailybot(
+        &app,
+        &member,
+        &["featured", "list", "--entity-type", "forms"],
+    )
+    .await;
+    assert!(
+        run.stdout.contains(&f1) && !run.stdout.contains(&f2),
+        "{run:#?}"
+    );
+}
