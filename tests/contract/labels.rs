@@ -123,7 +123,7 @@ async fn labels_read_back_and_names_are_unique_per_organization_without_case(p: 
             .find_labels(org.id, &[created.id, LabelId::new()])
             .await
             .unwrap(),
-        [created.clone()]
+        [read]
     );
     // Another organization does not see it, and may use the name.
     assert_not_found(p.labels.get_label(other.id, created.id).await);
