@@ -4,6 +4,8 @@ mod admin;
 mod api_keys;
 mod auth;
 mod catalog;
+mod checkin_responses;
+mod checkins;
 mod cli;
 mod contract;
 mod directory;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch};
 use teamcomm_forms::TemplateService;
+use teamcomm_forms::checkins::CheckinService;
 use teamcomm_forms::forms::FormService;
 use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
@@ -14,7 +15,7 @@ use teamcomm_messaging::ChannelService;
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
-use teamcomm_store_pg::{PgFormRepository, PgKudosRepository};
+use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
@@ -35,6 +36,7 @@ pub struct AppState {
     pub invitations: InvitationService,
     pub moods: MoodService,
     pub kudos: KudosService,
+    pub checkins: CheckinService,
     pub forms: FormService,
     pub templates: TemplateService,
     pub channels: ChannelService,
@@ -92,6 +94,14 @@ impl AppState {
                 Arc::new(PgKudosRepository::new(db.clone())),
                 orgs.clone(),
                 teams.clone(),
+                clock.clone(),
+            ),
+            checkins: CheckinService::new(
+                Arc::new(PgCheckinRepository::new(db.clone())),
+                orgs.clone(),
+                teams.clone(),
+                Arc::new(PgChannelRepository::new(db.clone())),
+                Arc::new(PgTemplateRepository::new(db.clone())),
                 clock.clone(),
             ),
             forms: FormService::new(

@@ -5,6 +5,7 @@
 pub mod api_keys;
 pub mod bench;
 pub mod catalog;
+pub mod checkins;
 pub mod forms;
 pub mod health;
 pub mod invitations;
@@ -119,6 +120,23 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(labels::list_featured, P::read())
         .add(labels::set_featured, P::write())
         .add(labels::batch_featured, P::write())
+        // Check-ins: fixed segments (`create`, `reorder`) before `{uuid}` ones. Creating is
+        // role-gated by the service; the spec's `/v1/followups/` door is admin only.
+        .add(checkins::list_checkins, P::read())
+        .add(checkins::create_checkin, P::write())
+        .add(checkins::create_followup, P::write().admin_only())
+        .add(checkins::get_checkin, P::read())
+        .add(checkins::get_checkin_detail, P::read())
+        .add(checkins::update_checkin_config, P::write())
+        .add(checkins::archive_checkin, P::write())
+        .add(checkins::add_question, P::write())
+        .add(checkins::reorder_questions, P::write())
+        .add(checkins::update_question, P::write())
+        .add(checkins::delete_question, P::write())
+        .add(checkins::submit_response, P::write())
+        .add(checkins::edit_response, P::write())
+        .add(checkins::reset_responses, P::write())
+        .add(checkins::list_responses, P::read())
         // Forms: fixed segments (`form-owners`, `create`, `reorder`) before `{uuid}` ones.
         // Authoring and response rules are the service's.
         .add(forms::list_forms, P::read())
