@@ -11,6 +11,7 @@ use uuid::Uuid;
 /// A business organization with an admin, two members and a guest, each with an API key.
 struct Org {
     id: String,
+    admin: String,
     admin_key: String,
     member: String,
     member_key: String,
@@ -20,7 +21,7 @@ struct Org {
 
 impl Org {
     async fn new(app: &TestApp) -> Org {
-        let (id, _, session, admin_key) = app.org_with_admin_key("business").await;
+        let (id, admin, session, admin_key) = app.org_with_admin_key("business").await;
         let member = app.create_user(&id, "member").await;
         let other_member = app.create_user(&id, "member").await;
         let guest = app.create_user(&id, "guest").await;
@@ -37,9 +38,50 @@ impl Org {
             other_member_key: key_for(other_member).await,
             guest_key: key_for(guest).await,
             id,
+            admin,
             admin_key,
             member,
         }
+    }
+}
+
+impl Org {
+    /// A form of the organization, made by its admin; answers its uuid.
+    async fn form(&self, app: &TestApp, name: &str) -> String {
+        let body = json!({
+            "name": name,
+            "questions": [{"question": "What shipped?", "short_question": "Shipped"}],
+        });
+        let r = call(
+            app,
+            &self.admin_key,
+            "POST",
+            "/v1/forms/create/",
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.body["uuid"].as_str().unwrap().to_owned()
+    }
+
+    /// A check-in of the organization asking its admin; answers its uuid.
+    async fn checkin(&self, app: &TestApp, name: &str) -> String {
+        let body = json!({
+            "name": name,
+            "schedule": {"days": [1], "time": "09:00", "timezone": "UTC"},
+            "participants": {"user_uuids": [self.admin]},
+            "questions": [{"question": "What did you do?", "question_type": "text", "short_question": "Done"}],
+        });
+        let r = call(
+            app,
+            &self.admin_key,
+            "POST",
+            "/v1/checkins/create/",
+            Some(body),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.body["uuid"].as_str().unwrap().to_owned()
     }
 }
 
@@ -629,7 +671,7 @@ async fn labelling_names_what_it_cannot_find_and_changes_nothing() {
     )
     .await;
     r.assert_error(404, "not_found");
-    assert_eq!(extra_uuids(&r), [w1.clone()]);
+    assert_eq!(extra_uuids(&r), [w1.as_str()]);
     let r = call(
         &app,
         &o.member_key,
@@ -794,7 +836,7 @@ async fn featured_lists_by_type_and_refuses_what_it_cannot_find() {
     )
     .await;
     r.assert_error(404, "not_found");
-    assert_eq!(extra_uuids(&r), [w.clone()]);
+    assert_eq!(extra_uuids(&r), [w.as_str()]);
     // The path names the featured types only.
     call(
         &app,
@@ -884,4 +926,384 @@ async fn free_plan_cli_sessions_are_refused_labels_and_stars() {
             .assert_error(403, "plan_upgrade_required");
     }
     assert_eq!(stored_count(&app, "labels").await, 0);
+}
+
+/// `POST /v1/<collection>/<entity>/labels/`.
+async fn set_labels(
+    app: &TestApp,
+    key: &str,
+    collection: &str,
+    entity: &str,
+    labels: &[&str],
+) -> Resp {
+    call(
+        app,
+        key,
+        "POST",
+        &format!("/v1/{collection}/{entity}/labels/"),
+        Some(json!({ "label_uuids": labels })),
+    )
+    .await
+}
+
+/// `POST /v1/<collection>/labels/batch/`.
+async fn batch(
+    app: &TestApp,
+    key: &str,
+    collection: &str,
+    entities: &[&str],
+    labels: &[&str],
+    mode: &str,
+) -> Resp {
+    call(
+        app,
+        key,
+        "POST",
+        &format!("/v1/{collection}/labels/batch/"),
+        Some(json!({"entity_uuids": entities, "label_uuids": labels, "mode": mode})),
+    )
+    .await
+}
+
+/// The stored carriers of `label` as `(entity_type, uuid text)`, sorted.
+async fn carried_by(app: &TestApp, label: &str) -> Vec<(String, String)> {
+    carriers(app, label)
+        .await
+        .into_iter()
+        .map(|(kind, id)| (kind, id.to_string()))
+        .collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = items
+        .iter()
+        .map(|(k, e)| ((*k).to_owned(), (*e).to_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn uuid_of(v: &Value) -> String {
+    v["uuid"].as_str().unwrap().to_owned()
+}
+
+#[actix_web::test]
+async fn forms_and_check_ins_take_labels_whole_or_in_batches() {
+    let app = TestApp::spawn().await;
+    let o = Org::new(&app).await;
+    let a = uuid_of(
+        &create(
+            &app,
+            &o.member_key,
+            json!({"name": "a", "color": "#111111"}),
+        )
+        .await,
+    );
+    let b = uuid_of(&create(&app, &o.admin_key, json!({"name": "B", "color": "#222222"})).await);
+    let (f1, f2) = (o.form(&app, "Release").await, o.form(&app, "Retro").await);
+    let c1 = o.checkin(&app, "Standup").await;
+
+    // Replace-set: the answer is the entity's whole set, by name; duplicates count once.
+    let r = set_labels(&app, &o.member_key, "forms", &f1, &[&b, &a, &b]).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.body,
+        json!({"uuid": f1, "labels": [
+            {"uuid": a, "name": "a", "color": "#111111"},
+            {"uuid": b, "name": "B", "color": "#222222"},
+        ]})
+    );
+    let r = set_labels(&app, &o.member_key, "checkins", &c1, &[&a]).await;
+    assert_eq!(r.body["labels"][0]["uuid"], a.as_str(), "{}", r.text);
+    assert_eq!(
+        carried_by(&app, &a).await,
+        pairs(&[("forms", &f1), ("checkins", &c1)])
+    );
+    assert_eq!(
+        get_label(&app, &o.guest_key, &a).await.body["usage"]["total"],
+        2
+    );
+    let r = set_labels(&app, &o.member_key, "forms", &f1, &[&b]).await;
+    assert_eq!(r.body["labels"].as_array().unwrap().len(), 1);
+    assert_eq!(carried_by(&app, &a).await, pairs(&[("checkins", &c1)]));
+    let r = set_labels(&app, &o.member_key, "forms", &f1, &[]).await;
+    assert_eq!(r.body, json!({"uuid": f1, "labels": []}));
+    assert!(carried_by(&app, &b).await.is_empty());
+
+    // A check-in is not a form, and another organization's form is not found.
+    let r = set_labels(&app, &o.member_key, "forms", &c1, &[&a]).await;
+    r.assert_error(404, "not_found");
+    assert_eq!(extra_uuids(&r), [c1.as_str()]);
+    let other = Org::new(&app).await;
+    let foreign = other.form(&app, "Theirs").await;
+    set_labels(&app, &o.member_key, "forms", &foreign, &[&a])
+        .await
+        .assert_error(404, "not_found");
+
+    // Batches: how many entities' sets changed.
+    let r = batch(
+        &app,
+        &o.member_key,
+        "forms",
+        &[&f1, &f2, &f1],
+        &[&a, &b],
+        "add",
+    )
+    .await;
+    assert_eq!(
+        (r.status, &r.body),
+        (200, &json!({"updated_count": 2})),
+        "{}",
+        r.text
+    );
+    let r = batch(&app, &o.member_key, "forms", &[&f1, &f2], &[&a], "add").await;
+    assert_eq!(r.body, json!({"updated_count": 0}));
+    let r = batch(&app, &o.member_key, "forms", &[&f2], &[&a], "remove").await;
+    assert_eq!(r.body, json!({"updated_count": 1}));
+    assert_eq!(
+        carried_by(&app, &a).await,
+        pairs(&[("forms", &f1), ("checkins", &c1)])
+    );
+    let r = batch(&app, &o.member_key, "forms", &[&f1, &f2], &[&b], "replace").await;
+    assert_eq!(r.body, json!({"updated_count": 1}));
+    assert_eq!(carried_by(&app, &a).await, pairs(&[("checkins", &c1)]));
+    assert_eq!(
+        carried_by(&app, &b).await,
+        pairs(&[("forms", &f1), ("forms", &f2)])
+    );
+    // One entity not found: 404 naming it, nothing changed.
+    let r = batch(
+        &app,
+        &o.member_key,
+        "forms",
+        &[&f1, &foreign, &c1],
+        &[&a],
+        "add",
+    )
+    .await;
+    r.assert_error(404, "not_found");
+    let mut missing = vec![foreign.clone(), c1.clone()];
+    missing.sort();
+    assert_eq!(extra_uuids(&r), missing);
+    assert_eq!(carried_by(&app, &a).await, pairs(&[("checkins", &c1)]));
+    let r = batch(&app, &o.member_key, "checkins", &[&c1], &[], "replace").await;
+    assert_eq!(r.body, json!({"updated_count": 1}));
+    assert!(carried_by(&app, &a).await.is_empty());
+
+    // A label on something cannot be deleted.
+    let r = call(
+        &app,
+        &o.admin_key,
+        "DELETE",
+        &format!("/v1/labels/{b}/"),
+        None,
+    )
+    .await;
+    r.assert_error(409, "label_in_use");
+    assert_eq!(r.body["extra"]["usage_count"], 2);
+    assert_eq!(carried_by(&app, &b).await.len(), 2);
+    let r = call(
+        &app,
+        &o.admin_key,
+        "DELETE",
+        &format!("/v1/labels/{a}/"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text);
+}
+
+#[actix_web::test]
+async fn archived_labels_stay_where_they_are_but_go_nowhere_new() {
+    let app = TestApp::spawn().await;
+    let o = Org::new(&app).await;
+    let old = uuid_of(&create(&app, &o.member_key, json!({"name": "Old"})).await);
+    let new = uuid_of(&create(&app, &o.member_key, json!({"name": "New"})).await);
+    let (keeps, fresh) = (o.form(&app, "Keeps").await, o.form(&app, "Fresh").await);
+    set_labels(&app, &o.member_key, "forms", &keeps, &[&old]).await;
+    let r = call(
+        &app,
+        &o.member_key,
+        "POST",
+        &format!("/v1/labels/{old}/archive/"),
+        None,
+    )
+    .await;
+    assert_eq!(r.body["is_archived"], true, "{}", r.text);
+
+    let r = set_labels(&app, &o.member_key, "forms", &fresh, &[&new, &old]).await;
+    r.assert_error(400, "archived_label_not_assignable");
+    assert_eq!(extra_uuids(&r), [old.as_str()]);
+    for mode in ["add", "replace"] {
+        batch(
+            &app,
+            &o.member_key,
+            "forms",
+            &[&keeps, &fresh],
+            &[&old],
+            mode,
+        )
+        .await
+        .assert_error(400, "archived_label_not_assignable");
+    }
+    assert!(carried_by(&app, &new).await.is_empty());
+    assert_eq!(carried_by(&app, &old).await, pairs(&[("forms", &keeps)]));
+
+    // The form that has it keeps it while its set changes; taking it off always works.
+    let r = set_labels(&app, &o.member_key, "forms", &keeps, &[&old, &new]).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["labels"].as_array().unwrap().len(), 2);
+    let r = batch(
+        &app,
+        &o.member_key,
+        "forms",
+        &[&keeps, &fresh],
+        &[&old],
+        "remove",
+    )
+    .await;
+    assert_eq!(r.body, json!({"updated_count": 1}));
+    assert!(carried_by(&app, &old).await.is_empty());
+    assert_eq!(carried_by(&app, &new).await, pairs(&[("forms", &keeps)]));
+}
+
+/// `GET /v1/me/featured/?entity_type=<kind>` as `key` sees it.
+async fn stars(app: &TestApp, key: &str, kind: &str) -> Vec<String> {
+    let r = call(
+        app,
+        key,
+        "GET",
+        &format!("/v1/me/featured/?entity_type={kind}"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (r.status, &r.body["entity_type"]),
+        (200, &json!(kind)),
+        "{}",
+        r.text
+    );
+    r.body["entity_uuids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[actix_web::test]
+async fn stars_are_private_to_each_person() {
+    let app = TestApp::spawn().await;
+    let o = Org::new(&app).await;
+    let (f1, f2) = (o.form(&app, "Release").await, o.form(&app, "Retro").await);
+    let c1 = o.checkin(&app, "Standup").await;
+
+    let r = call(
+        &app,
+        &o.guest_key,
+        "PUT",
+        &format!("/v1/me/featured/forms/{f2}/"),
+        Some(json!({"featured": true})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        r.body,
+        json!({"entity_type": "forms", "uuid": f2, "is_featured": true})
+    );
+    // Idempotent.
+    let r = call(
+        &app,
+        &o.guest_key,
+        "PUT",
+        &format!("/v1/me/featured/forms/{f2}/"),
+        Some(json!({"featured": true})),
+    )
+    .await;
+    assert_eq!(r.body["is_featured"], true);
+    let r = call(
+        &app,
+        &o.guest_key,
+        "POST",
+        "/v1/me/featured/batch/",
+        Some(json!({"entity_type": "forms", "entity_uuids": [f1, f2], "featured": true})),
+    )
+    .await;
+    assert_eq!(r.body, json!({"updated_entity_uuids": [f1]}), "{}", r.text);
+    // Oldest star first; per person and per type.
+    assert_eq!(
+        stars(&app, &o.guest_key, "forms").await,
+        [f2.clone(), f1.clone()]
+    );
+    assert!(stars(&app, &o.member_key, "forms").await.is_empty());
+    assert!(stars(&app, &o.guest_key, "checkins").await.is_empty());
+    let r = call(
+        &app,
+        &o.member_key,
+        "POST",
+        "/v1/me/featured/batch/",
+        Some(json!({"entity_type": "checkins", "entity_uuids": [c1], "featured": true})),
+    )
+    .await;
+    assert_eq!(r.body, json!({"updated_entity_uuids": [c1]}));
+    assert_eq!(stars(&app, &o.member_key, "checkins").await, [c1.as_str()]);
+
+    // An archived form is still a form: its star stays.
+    let r = call(
+        &app,
+        &o.admin_key,
+        "DELETE",
+        &format!("/v1/forms/{f1}/archive/"),
+        None,
+    )
+    .await;
+    assert!(r.status < 300, "{}", r.text);
+    assert_eq!(
+        stars(&app, &o.guest_key, "forms").await,
+        [f2.clone(), f1.clone()]
+    );
+
+    // Unknown, foreign or mistyped entities: 404 naming them, nothing changed.
+    let other = Org::new(&app).await;
+    let foreign = other.form(&app, "Theirs").await;
+    let r = call(
+        &app,
+        &o.guest_key,
+        "POST",
+        "/v1/me/featured/batch/",
+        Some(json!({"entity_type": "forms", "entity_uuids": [f1, foreign, c1], "featured": false})),
+    )
+    .await;
+    r.assert_error(404, "not_found");
+    let mut missing = vec![foreign.clone(), c1.clone()];
+    missing.sort();
+    assert_eq!(extra_uuids(&r), missing);
+    call(
+        &app,
+        &o.guest_key,
+        "PUT",
+        &format!("/v1/me/featured/checkins/{f1}/"),
+        Some(json!({"featured": true})),
+    )
+    .await
+    .assert_error(404, "not_found");
+    assert_eq!(
+        stars(&app, &o.guest_key, "forms").await,
+        [f2.clone(), f1.clone()]
+    );
+
+    let r = call(
+        &app,
+        &o.guest_key,
+        "PUT",
+        &format!("/v1/me/featured/forms/{f2}/"),
+        Some(json!({"featured": false})),
+    )
+    .await;
+    assert_eq!(
+        r.body,
+        json!({"entity_type": "forms", "uuid": f2, "is_featured": false})
+    );
+    assert_eq!(stars(&app, &o.guest_key, "forms").await, [f1.as_str()]);
+    assert_eq!(stored_count(&app, "featured_entities").await, 2);
 }
