@@ -12,6 +12,7 @@ mod directory;
 mod directory_events;
 mod docs_ui;
 mod envelope;
+mod events_doc;
 mod form_responses;
 mod forms;
 mod invitations;
