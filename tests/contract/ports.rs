@@ -23,12 +23,12 @@ use teamcomm_org::{
     InvitationRepository, MoodRepository, NewOrganization, NewUser, OrgRepository, Organization,
     TeamRepository, User,
 };
+use teamcomm_store_pg::PgKudosRepository;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
-use teamcomm_store_pg::PgKudosRepository;
 use teamcomm_tests::TestDb;
 
 /// Every port, over one store.

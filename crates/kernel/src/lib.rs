@@ -14,8 +14,8 @@ pub mod zone;
 
 pub use clock::{Clock, SharedClock, SystemClock};
 pub use codes::ErrorCode;
-pub use events::{Event, EventType};
 pub use error::{Error, INTERNAL_DETAIL, RepoError, internal};
+pub use events::{Event, EventType};
 pub use ids::{ApiKeyId, CliTokenId, OrgId, TeamId, UserId};
 pub use paging::{Page, PageRequest};
 pub use validation::FieldErrors;

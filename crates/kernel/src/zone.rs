@@ -63,7 +63,8 @@ pub fn local_datetime(instant: OffsetDateTime, name: &str) -> PrimitiveDateTime 
     let t = local.time();
     PrimitiveDateTime::new(
         to_date(local.date()),
-        Time::from_hms(t.hour() as u8, t.minute() as u8, t.second() as u8).unwrap_or(Time::MIDNIGHT),
+        Time::from_hms(t.hour() as u8, t.minute() as u8, t.second() as u8)
+            .unwrap_or(Time::MIDNIGHT),
     )
 }
 
