@@ -514,7 +514,7 @@ pub struct FeaturedView {
 
 #[utoipa::path(
     tag = "featured",
-    params(("entity_type" = String, Path, description = "`forms`, `automations` or `checkins`"), ("uuid" = String, Path)),
+    params(("entity_type" = inline(FeaturedType), Path), ("uuid" = String, Path)),
     request_body = FeaturedBody,
     responses((status = 200, description = "Idempotent", body = FeaturedView), (status = 404, body = ErrorBody))
 )]
