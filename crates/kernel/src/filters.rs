@@ -38,6 +38,29 @@ pub fn parse_day(raw: &str) -> Option<Date> {
     Date::parse(raw, &fmt).ok().filter(|_| raw.len() == 10)
 }
 
+/// A span of days, `(from, until)`; `invalid_date_range` when both are given and the first
+/// comes after the last.
+pub fn day_range(
+    from: Option<Date>,
+    until: Option<Date>,
+) -> Result<(Option<Date>, Option<Date>), Error> {
+    match (from, until) {
+        (Some(f), Some(u)) if f > u => Err(Error::new(
+            ErrorCode::InvalidDateRange,
+            "The first day comes after the last.",
+        )),
+        _ => Ok((from, until)),
+    }
+}
+
+/// A person named by UUID in the query parameter `parameter`; anything else answers `code`
+/// (`invalid_user_identifier`, `invalid_sender_uuid`, ...).
+pub fn person_uuid(raw: &str, code: ErrorCode, parameter: &str) -> Result<crate::UserId, Error> {
+    Uuid::parse_str(raw.trim())
+        .map(crate::UserId)
+        .map_err(|_| Error::new(code, format!("`{parameter}` must be a user UUID.")))
+}
+
 /// A person named by UUID (`invalid_user_identifier` otherwise).
 pub fn user_identifier(raw: &str) -> Result<Uuid, Error> {
     Uuid::parse_str(raw.trim())
@@ -56,6 +79,35 @@ pub fn parse_flag(raw: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_day_range_is_in_order() {
+        let (a, b) = (parse_day("2026-03-01"), parse_day("2026-03-02"));
+        assert_eq!(day_range(a, b).unwrap(), (a, b));
+        assert_eq!(day_range(a, a).unwrap(), (a, a));
+        assert_eq!(day_range(None, a).unwrap(), (None, a));
+        assert_eq!(
+            day_range(b, a).unwrap_err().code(),
+            ErrorCode::InvalidDateRange
+        );
+    }
+
+    #[test]
+    fn a_person_uuid_answers_the_parameters_code() {
+        let id = Uuid::now_v7();
+        assert_eq!(
+            person_uuid(
+                &format!(" {id} "),
+                ErrorCode::InvalidSenderUuid,
+                "sender_uuid"
+            )
+            .unwrap(),
+            crate::UserId(id)
+        );
+        let e = person_uuid("bob", ErrorCode::InvalidReceiverUuid, "receiver_uuid").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidReceiverUuid);
+        assert!(e.detail().contains("receiver_uuid"));
+    }
 
     #[test]
     fn search_limits() {

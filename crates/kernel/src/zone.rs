@@ -91,10 +91,38 @@ pub fn instant_at(date: Date, time: Time, name: &str) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp(ts.as_second()).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
+/// The instants a span of days covers on the wall clock of zone `name`: from the first day's
+/// midnight to the midnight after the last (a daylight-saving day has 23 or 25 hours).
+pub fn day_span(
+    from: Option<Date>,
+    until: Option<Date>,
+    name: &str,
+) -> (Option<OffsetDateTime>, Option<OffsetDateTime>) {
+    let midnight = |d: Date| instant_at(d, Time::MIDNIGHT, name);
+    (
+        from.map(midnight),
+        // `Date::MAX` has no next day: no upper bound.
+        until.and_then(Date::next_day).map(midnight),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use time::macros::{date, datetime, time};
+
+    #[test]
+    fn a_span_of_days_runs_from_midnight_to_midnight_in_the_zone() {
+        // 1 November 2026 ends daylight saving in New York: that day has 25 hours.
+        let (from, until) = day_span(
+            Some(date!(2026 - 11 - 01)),
+            Some(date!(2026 - 11 - 01)),
+            "America/New_York",
+        );
+        assert_eq!(from, Some(datetime!(2026-11-01 04:00 UTC)));
+        assert_eq!(until, Some(datetime!(2026-11-02 05:00 UTC)));
+        assert_eq!(day_span(None, Some(Date::MAX), "UTC"), (None, None));
+    }
 
     #[test]
     fn knows_real_zones_only() {

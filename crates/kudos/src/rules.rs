@@ -3,9 +3,8 @@
 
 use std::cmp::Reverse;
 
-use teamcomm_kernel::{Error, ErrorCode, Page, PageRequest, UserId, text, zone};
+use teamcomm_kernel::{Error, ErrorCode, Page, PageRequest, UserId, filters, text, zone};
 use time::{Date, OffsetDateTime, Time};
-use uuid::Uuid;
 
 use crate::{Champion, DailyCap, NewCompanyValue, Span, Standing, Tallies, ValueShare, WallOfFame};
 
@@ -94,18 +93,12 @@ impl NewCompanyValue {
 
 /// `?sender_uuid=`: a person's UUID (`invalid_sender_uuid` otherwise).
 pub fn parse_sender(raw: &str) -> Result<UserId, Error> {
-    person(raw, ErrorCode::InvalidSenderUuid, "sender_uuid")
+    filters::person_uuid(raw, ErrorCode::InvalidSenderUuid, "sender_uuid")
 }
 
 /// `?receiver_uuid=`: a person's UUID (`invalid_receiver_uuid` otherwise).
 pub fn parse_receiver(raw: &str) -> Result<UserId, Error> {
-    person(raw, ErrorCode::InvalidReceiverUuid, "receiver_uuid")
-}
-
-fn person(raw: &str, code: ErrorCode, parameter: &str) -> Result<UserId, Error> {
-    Uuid::parse_str(raw.trim())
-        .map(UserId)
-        .map_err(|_| Error::new(code, format!("`{parameter}` must be a user UUID.")))
+    filters::person_uuid(raw, ErrorCode::InvalidReceiverUuid, "receiver_uuid")
 }
 
 /// The instants between the start of `start` and the end of `end`, both days on the wall clock
@@ -115,20 +108,9 @@ pub(crate) fn span_of_days(
     end: Option<Date>,
     zone_name: &str,
 ) -> Result<Span, Error> {
-    if let (Some(s), Some(e)) = (start, end)
-        && s > e
-    {
-        return Err(Error::new(
-            ErrorCode::InvalidDateRange,
-            "start_date must not be after end_date.",
-        ));
-    }
-    let midnight = |d: Date| zone::instant_at(d, Time::MIDNIGHT, zone_name);
-    Ok(Span {
-        from: start.map(midnight),
-        // The day after `end` starts where `end` stops; `Date::MAX` has no next day.
-        until: end.and_then(Date::next_day).map(midnight),
-    })
+    let (start, end) = filters::day_range(start, end)?;
+    let (from, until) = zone::day_span(start, end, zone_name);
+    Ok(Span { from, until })
 }
 
 /// The giver's allowance for the local day of `now`.

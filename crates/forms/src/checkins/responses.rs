@@ -412,7 +412,8 @@ impl CheckinService {
             let checkin = self.answerable(actor, id).await?;
             let now = self.clock.now();
             let today = checkin.today_for(actor, now);
-            let (from, until) = in_order(from.unwrap_or(today), until.unwrap_or(today))?;
+            let (from, until) = (from.unwrap_or(today), until.unwrap_or(today));
+            filters::day_range(Some(from), Some(until))?;
             let gone = self
                 .checkins
                 .responses_between(actor.org_id, id, actor.id, from, until)
@@ -455,7 +456,7 @@ impl CheckinService {
     ) -> Result<ResponsePage, Error> {
         let checkin = self.visible(actor, id).await?;
         if let (Some(from), Some(until)) = (filter.from, filter.until) {
-            in_order(from, until)?;
+            filters::day_range(Some(from), Some(until))?;
         }
         let scope = if actor.role.is_admin() {
             ResponseScope::All
@@ -503,15 +504,4 @@ impl CheckinService {
             });
         Ok(ResponsePage { checkin, page })
     }
-}
-
-/// `(from, until)`, or `invalid_date_range` when they are reversed.
-fn in_order(from: Date, until: Date) -> Result<(Date, Date), Error> {
-    if from > until {
-        return Err(Error::new(
-            ErrorCode::InvalidDateRange,
-            "The first day comes after the last.",
-        ));
-    }
-    Ok((from, until))
 }

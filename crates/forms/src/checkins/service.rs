@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use teamcomm_kernel::{
-    Error, ErrorCode, OrgId, Page, PageRequest, RepoError, SharedClock, UserId, WireEnum, zone,
+    Error, ErrorCode, OrgId, Page, PageRequest, RepoError, SharedClock, UserId, WireEnum, filters,
+    zone,
 };
 use teamcomm_messaging::ChannelRepository;
 use teamcomm_org::{OrgRepository, Team, TeamRepository, User};
@@ -524,14 +525,7 @@ impl CheckinService {
         filter: &CheckinListFilter,
         page: PageRequest,
     ) -> Result<Page<CheckinListing>, Error> {
-        if let (Some(from), Some(until)) = (filter.start_date, filter.end_date)
-            && from > until
-        {
-            return Err(Error::new(
-                ErrorCode::InvalidDateRange,
-                "`start_date` comes after `end_date`.",
-            ));
-        }
+        filters::day_range(filter.start_date, filter.end_date)?;
         let scope = if actor.role.is_admin() {
             CheckinScope::All
         } else {

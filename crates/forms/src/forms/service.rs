@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use teamcomm_kernel::{
     Error, ErrorCode, FieldErrors, OrgId, Page, PageRequest, RepoError, SharedClock, TeamId,
-    UserId, text, zone,
+    UserId, filters, text, zone,
 };
 use teamcomm_messaging::{Channel, ChannelRepository};
 use teamcomm_org::{OrgRepository, Role, TeamFilter, TeamRepository, User};
-use time::{Duration, OffsetDateTime, Time};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::access::{FormAccess, Viewer};
@@ -243,28 +243,17 @@ fn still_changing() -> Error {
     )
 }
 
-/// The instants of a range of days on the wall clock of `tz`: from the first day's midnight to
-/// the midnight after the last day. `invalid_date_range` when the first is after the last.
+/// The instants of a range of days on the wall clock of `tz` (`invalid_date_range`, naming
+/// `parameter`, when the first is after the last).
 pub(crate) fn day_span(
     from: Option<time::Date>,
     to: Option<time::Date>,
     tz: &str,
     parameter: &str,
 ) -> Result<(Option<OffsetDateTime>, Option<OffsetDateTime>), Error> {
-    if let (Some(f), Some(t)) = (from, to)
-        && f > t
-    {
-        return Err(Error::new(
-            ErrorCode::InvalidDateRange,
-            "The start date is after the end date.",
-        )
-        .with_extra("parameter", parameter));
-    }
-    let midnight = |d: time::Date| zone::instant_at(d, Time::MIDNIGHT, tz);
-    Ok((
-        from.map(midnight),
-        to.map(|d| midnight(d.saturating_add(Duration::days(1)))),
-    ))
+    let (from, to) =
+        filters::day_range(from, to).map_err(|e| e.with_extra("parameter", parameter))?;
+    Ok(zone::day_span(from, to, tz))
 }
 
 impl FormService {
