@@ -6,6 +6,7 @@ mod error;
 pub mod events;
 pub mod filters;
 mod ids;
+pub mod jobs;
 mod paging;
 pub mod text;
 mod validation;

@@ -1,6 +1,9 @@
-//! The messaging domain. For now: the organization's chat channels, the ids usable in
-//! `report_channels` of check-ins and forms.
+//! The messaging domain: the organization's chat channels (the ids usable in
+//! `report_channels` of check-ins and forms), the chat-platform port ([`platform`]) and the
+//! e-mail port ([`mail`]).
 
+pub mod mail;
+pub mod platform;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
