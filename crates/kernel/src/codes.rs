@@ -307,6 +307,34 @@ catalogue! {
     FeatureNotAvailable => ("feature_not_available", 403),
     /// The caller's role does not allow this action.
     PermissionDenied => ("permission_denied", 403),
+
+    // --- messaging (issue 8): send-message buttons and threads, open-conversation ---
+    /// A button without a `label`.
+    ButtonLabelRequired => ("button_label_required", 400),
+    /// A button `label` over 75 characters.
+    ButtonLabelTooLong => ("button_label_too_long", 400),
+    /// `button_type` is not `link` or `interactive`.
+    ButtonTypeInvalid => ("button_type_invalid", 400),
+    /// A `link` button without a `url`.
+    ButtonUrlRequired => ("button_url_required", 400),
+    /// A button `url` (or `callback_url`) that is not an absolute http(s) URL.
+    ButtonUrlInvalid => ("button_url_invalid", 400),
+    /// An `interactive` button without a `value`.
+    ButtonValueRequired => ("button_value_required", 400),
+    /// A button `value` over 2,000 characters.
+    ButtonValueTooLong => ("button_value_too_long", 400),
+    /// More than 25 buttons.
+    ButtonLimitExceeded => ("button_limit_exceeded", 400),
+    /// `thread_responses` over 10, or one without a `message`.
+    InvalidThreadResponses => ("invalid_thread_responses", 400),
+    /// People named are not active people of the organization (`extra.users`).
+    OneOrMoreUsersNotFound => ("one_or_more_users_not_found", 400),
+    /// More than 7 people in a conversation.
+    ConversationTooManyParticipants => ("conversation_too_many_participants", 400),
+    /// The chat platform refused to open the conversation.
+    ConversationCanNotBeOpened => ("conversation_can_not_be_opened", 400),
+    /// The organization's chat platform has no group conversations.
+    OpenConversationNotSupported => ("open_conversation_not_supported", 406),
 }
 
 impl std::fmt::Display for ErrorCode {
