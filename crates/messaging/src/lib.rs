@@ -1,9 +1,13 @@
 //! The messaging domain: the organization's chat channels (the ids usable in
 //! `report_channels` of check-ins and forms), the chat-platform port ([`platform`]) and the
-//! e-mail port ([`mail`]).
+//! e-mail port ([`mail`]); bot messages ([`request`] → [`MessagingService`] → [`message`],
+//! delivered by the [`DeliveryWorker`]) and e-mail ([`EmailService`], [`html_text`]).
 
+pub mod html_text;
 pub mod mail;
+pub mod message;
 pub mod platform;
+pub mod request;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
