@@ -77,6 +77,7 @@ mod checkins;
 mod forms;
 mod gaps;
 mod invitations;
+mod jobs;
 mod keys;
 mod kudos;
 mod labels;

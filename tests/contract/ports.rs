@@ -46,6 +46,7 @@ pub struct Ports {
     pub kudos: Arc<dyn KudosRepository>,
     pub forms: crate::forms::FormPorts,
     pub checkins: crate::checkins::CheckinPorts,
+    pub jobs: crate::jobs::JobPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -78,6 +79,7 @@ impl Ports {
                 events.clone(),
             ),
             forms: crate::forms::FormPorts::in_memory(org.people.clone()),
+            jobs: crate::jobs::JobPorts::in_memory(),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -138,6 +140,7 @@ impl Ports {
             kudos: Arc::new(PgKudosRepository::new(database.clone())),
             forms: crate::forms::FormPorts::postgres(database.clone(), &db.url),
             checkins: crate::checkins::CheckinPorts::postgres(database.clone(), &db.url),
+            jobs: crate::jobs::JobPorts::postgres(database.clone(), &db.url),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

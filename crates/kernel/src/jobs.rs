@@ -219,8 +219,14 @@ pub mod testing {
     pub struct InMemoryJobQueue(Arc<Mutex<Vec<JobRecord>>>);
 
     impl InMemoryJobQueue {
-        /// Adds `jobs` as `queued`, all or none; an id already held is `jobs_pkey`.
+        /// Adds `jobs` as `queued`, all or none; an id already held is `jobs_pkey`, no
+        /// attempt at all is refused as the table's CHECK refuses it.
         pub fn enqueue(&self, jobs: &[NewJob]) -> Result<(), RepoError> {
+            if jobs.iter().any(|job| job.max_attempts == 0) {
+                return Err(RepoError::Other(
+                    "jobs_max_attempts_check: max_attempts >= 1".into(),
+                ));
+            }
             let mut held = self.lock();
             let duplicate = jobs.iter().enumerate().any(|(i, job)| {
                 held.iter().any(|h| h.id == job.id) || jobs[..i].iter().any(|j| j.id == job.id)

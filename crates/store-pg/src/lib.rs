@@ -11,6 +11,7 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
     quote_ident, run_migrations, split_database,
 };
+pub use repo::PgJobQueue;
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,

@@ -11,6 +11,8 @@ pub(crate) mod checkins;
 // `kudos::{company_values, kudos, kudos_receivers, kudos_boosts}`.
 // `forms::{forms, form_responses, form_response_transitions}`.
 pub(crate) mod forms;
+// `jobs::jobs`.
+pub(crate) mod jobs;
 pub(crate) mod kudos;
 pub(crate) mod labels;
 mod outbox;
