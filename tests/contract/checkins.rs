@@ -650,7 +650,7 @@ async fn a_response_reads_back_and_is_kept_once_a_day(p: Ports) {
     let done = event(org.id, EventType::FollowupsResponseCompleted, "first");
     p.checkins
         .repo
-        .insert_response(&first, std::slice::from_ref(&done))
+        .insert_response(&first, c.revision, std::slice::from_ref(&done))
         .await
         .unwrap();
     let twice = response(&c, &ann, day, "Again");
@@ -659,6 +659,7 @@ async fn a_response_reads_back_and_is_kept_once_a_day(p: Ports) {
             .repo
             .insert_response(
                 &twice,
+                c.revision,
                 &[event(
                     org.id,
                     EventType::FollowupsResponseCompleted,
@@ -671,7 +672,7 @@ async fn a_response_reads_back_and_is_kept_once_a_day(p: Ports) {
     let next_day = response(&c, &ann, day + Duration::days(1), "Next");
     p.checkins
         .repo
-        .insert_response(&next_day, &[])
+        .insert_response(&next_day, c.revision, &[])
         .await
         .unwrap();
     assert_eq!(
@@ -725,15 +726,44 @@ async fn a_response_reads_back_and_is_kept_once_a_day(p: Ports) {
     // Another organization's check-in or person: nothing is written.
     let other = p.org("Other").await;
     let otto = p.user(&other, "otto@other.test", "Otto", "").await;
-    assert_not_found(
+    assert_conflict(
         p.checkins
             .repo
-            .insert_response(&response(&c, &otto, day, "x"), &[])
+            .insert_response(&response(&c, &otto, day, "x"), c.revision, &[])
             .await,
+        "checkin_participants",
+    );
+    // Someone of the organization the check-in does not ask, and a check-in changed since it
+    // was read: nothing is written either.
+    let cy = p.user(&org, "cy@acme.test", "Cy", "").await;
+    assert_conflict(
+        p.checkins
+            .repo
+            .insert_response(&response(&c, &cy, day, "x"), c.revision, &[])
+            .await,
+        "checkin_participants",
+    );
+    assert_conflict(
+        p.checkins
+            .repo
+            .insert_response(
+                &response(&c, &ann, day + Duration::days(3), "x"),
+                c.revision + 1,
+                &[event(org.id, EventType::FollowupsResponseCompleted, "stale")],
+            )
+            .await,
+        "checkins_revision",
     );
     let mut elsewhere = response(&c, &ann, day + Duration::days(2), "x");
     elsewhere.org_id = other.id;
-    assert_not_found(p.checkins.repo.insert_response(&elsewhere, &[]).await);
+    assert_not_found(p.checkins.repo.insert_response(&elsewhere, c.revision, &[]).await);
+    assert!(
+        !p.recorded_events()
+            .await
+            .iter()
+            .any(|e| e["data"]["mark"] == "stale"),
+        "a refused write records no event"
+    );
     assert!(
         p.checkins
             .repo
@@ -751,7 +781,7 @@ async fn response_edits_check_what_they_read(p: Ports) {
     p.checkins.repo.insert_checkin(&c).await.unwrap();
     let day = date!(2026 - 11 - 20);
     let r = response(&c, &ann, day, "Shipped");
-    p.checkins.repo.insert_response(&r, &[]).await.unwrap();
+    p.checkins.repo.insert_response(&r, c.revision, &[]).await.unwrap();
     let mut edited = r.clone();
     edited.answers[0].response = json!("Shipped twice");
     edited.last_question_index = Some(1);
@@ -831,7 +861,7 @@ async fn deleting_responses_is_all_or_nothing(p: Ports) {
         .map(|i| response(&c, &ann, day + Duration::days(i), "x"))
         .collect();
     for r in &rs {
-        p.checkins.repo.insert_response(r, &[]).await.unwrap();
+        p.checkins.repo.insert_response(r, c.revision, &[]).await.unwrap();
     }
     let gone = |mark: &str| event(org.id, EventType::FollowupsResponseDeleted, mark);
     p.checkins
@@ -894,13 +924,13 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
     ] {
         p.checkins
             .repo
-            .insert_response(&response(&c, who, day, text), &[])
+            .insert_response(&response(&c, who, day, text), c.revision, &[])
             .await
             .unwrap();
     }
     p.checkins
         .repo
-        .insert_response(&response(&elsewhere, &cy, d1, "Elsewhere"), &[])
+        .insert_response(&response(&elsewhere, &cy, d1, "Elsewhere"), elsewhere.revision, &[])
         .await
         .unwrap();
     let list = |scope, user: Option<&User>, search: Option<&str>, from, until| {
@@ -931,10 +961,10 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
         [
             "Ann on the 21st",
             "Cy on the 21st",
-            "Bob on the 20th",
-            "Cy on the 20th: 50% done"
+            "Cy on the 20th: 50% done",
+            "Bob on the 20th"
         ],
-        "newest day first, then by name"
+        "newest day first, then in the order they came in"
     );
     assert_eq!(
         list(ResponseScope::ManagedBy(ann.id), None, None, d1, d2).await,

@@ -54,6 +54,8 @@ pub struct Settings {
     pub directory_cache_ttl: Duration,
     /// How long an API key's credential may be served from memory (0 disables the cache).
     pub key_cache_ttl: Duration,
+    /// How long a check-in may be served from memory (0 disables the cache).
+    pub checkin_cache_ttl: Duration,
     pub app_url: String,
     pub base_url: String,
     pub log_format: LogFormat,
@@ -92,6 +94,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_BENCH_FLOOR",
     "TEAMCOMM_DIRECTORY_CACHE_TTL_SECS",
     "TEAMCOMM_KEY_CACHE_TTL_SECS",
+    "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_MESSAGING",
@@ -262,6 +265,7 @@ impl Settings {
             plan_cache_ttl: secs("TEAMCOMM_PLAN_CACHE_TTL_SECS", 60, 0, 3600)?,
             directory_cache_ttl: secs("TEAMCOMM_DIRECTORY_CACHE_TTL_SECS", 5, 0, 300)?,
             key_cache_ttl: secs("TEAMCOMM_KEY_CACHE_TTL_SECS", 5, 0, 300)?,
+            checkin_cache_ttl: secs("TEAMCOMM_CHECKIN_CACHE_TTL_SECS", 5, 0, 300)?,
             app_url,
             base_url,
             log_format,

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use teamcomm_cache::{KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch};
+use teamcomm_cache::{
+    CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
+};
 use teamcomm_forms::TemplateService;
 use teamcomm_forms::checkins::CheckinService;
 use teamcomm_forms::forms::FormService;
@@ -97,7 +99,10 @@ impl AppState {
                 clock.clone(),
             ),
             checkins: CheckinService::new(
-                Arc::new(PgCheckinRepository::new(db.clone())),
+                Arc::new(CheckinCache::new(
+                    Arc::new(PgCheckinRepository::new(db.clone())),
+                    settings.checkin_cache_ttl,
+                )),
                 orgs.clone(),
                 teams.clone(),
                 Arc::new(PgChannelRepository::new(db.clone())),

@@ -1,6 +1,10 @@
 //! Cache adapters: decorators around the domain ports, in memory (moka), that invalidate
 //! themselves on the writes that pass through them, so no caller has to remember to.
 //!
+//! `CheckinCache` wraps the `CheckinRepository` port: check-ins, read by every response read
+//! and write, kept until a check-in write of this process or the TTL ends (writes check the
+//! revision they read, so they never trust it).
+//!
 //! `KeyCredentialCache` wraps the `KeyRepository` port: the API-key authentication read, kept
 //! until a key or people write this process makes (a shared [`WriteEpoch`]) or the TTL ends.
 //!
@@ -9,11 +13,13 @@
 //! the outer one to everything that reads or writes organizations and people. A write made
 //! elsewhere (another instance, `teamcomm admin`) shows once the entry's time-to-live runs out.
 
+mod checkins;
 mod credentials;
 mod generations;
 mod org_snapshots;
 mod people_pages;
 
+pub use checkins::CheckinCache;
 pub use credentials::{KeyCredentialCache, WriteEpoch};
 pub use org_snapshots::OrgSnapshotCache;
 pub use people_pages::PeoplePageCache;

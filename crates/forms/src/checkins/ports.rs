@@ -156,12 +156,17 @@ pub trait CheckinRepository: Send + Sync + 'static {
     /// The active teams `user` manages, and their members.
     async fn managed_scope(&self, org: OrgId, user: UserId) -> Result<ManagedScope, RepoError>;
 
-    /// Stores a response with `events`, in one transaction. `Conflict`
-    /// (`checkin_responses_checkin_user_day_key`) when the person already answered that day;
-    /// `NotFound` when the check-in or the person is not of the response's organization.
+    /// Stores a response with `events`, together, when the check-in is still at
+    /// `expected_revision` (the one its rules were checked against) and asks the person.
+    /// Otherwise nothing is written: `Conflict` (`checkin_responses_checkin_user_day_key`) when
+    /// the person already answered that day, (`checkins_revision`) when the check-in changed
+    /// since, (`checkin_participants`) when it does not ask the person (or the person is not an
+    /// active one of its organization); `NotFound` when the check-in is not of the response's
+    /// organization.
     async fn insert_response(
         &self,
         response: &CheckinResponse,
+        expected_revision: i64,
         events: &[Event],
     ) -> Result<(), RepoError>;
 
@@ -193,7 +198,8 @@ pub trait CheckinRepository: Send + Sync + 'static {
         events: &[Event],
     ) -> Result<(), RepoError>;
 
-    /// Responses of one check-in, newest day first, then by the responder's name.
+    /// Responses of one check-in, newest day first, then in the order they came in
+    /// (`created_at`, then id).
     async fn list_responses(
         &self,
         org: OrgId,

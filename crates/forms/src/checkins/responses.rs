@@ -166,6 +166,13 @@ fn parse_response_date(raw: Option<&str>) -> Result<Option<Date>, Error> {
     .transpose()
 }
 
+fn not_a_participant() -> Error {
+    Error::new(
+        ErrorCode::UserIsNotAFollowupMember,
+        "You are not a participant of this check-in.",
+    )
+}
+
 fn not_running() -> Error {
     Error::new(
         ErrorCode::ResponsesNotAllowedOnInactiveFollowup,
@@ -244,26 +251,34 @@ impl CheckinService {
     /// `responses_not_allowed_on_inactive_followup` when it is paused or archived.
     async fn answerable(&self, actor: &User, id: Uuid) -> Result<Checkin, Error> {
         let checkin = self.checkins.get_checkin(actor.org_id, id).await?;
-        if !self
-            .checkins
-            .is_participant(actor.org_id, id, actor.id)
-            .await?
-        {
-            return Err(Error::new(
-                ErrorCode::UserIsNotAFollowupMember,
-                "You are not a participant of this check-in.",
-            ));
-        }
+        self.require_participant(actor, id).await?;
         if !checkin.active || checkin.archived {
             return Err(not_running());
         }
         Ok(checkin)
     }
 
+    /// 403 `user_is_not_a_followup_member` unless the check-in asks the actor.
+    async fn require_participant(&self, actor: &User, id: Uuid) -> Result<(), Error> {
+        if self
+            .checkins
+            .is_participant(actor.org_id, id, actor.id)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(not_a_participant())
+        }
+    }
+
     /// Records the actor's response for `response_date` (`YYYY-MM-DD`, default their today);
     /// one per day (409 `response_already_exists`). A completed response writes
     /// `followups.response.completed` with it. Answers the check-in with the response (its
     /// questions place the answers).
+    ///
+    /// The write itself checks that the check-in asks the actor and is still the one the rules
+    /// were checked against (one statement, no read of participants first); a refusal of the
+    /// rules checks participation first, so a non-participant always hears that.
     pub async fn submit_response(
         &self,
         actor: &User,
@@ -272,11 +287,58 @@ impl CheckinService {
         response_date: Option<&str>,
     ) -> Result<(Checkin, CheckinResponse), Error> {
         let day = parse_response_date(response_date)?;
-        let checkin = self.answerable(actor, id).await?;
+        for _ in 0..WRITE_ATTEMPTS {
+            let checkin = self.checkins.get_checkin(actor.org_id, id).await?;
+            let (response, events) = match self.new_response(actor, &checkin, input, day) {
+                Ok(new) => new,
+                Err(refusal) => {
+                    self.require_participant(actor, id).await?;
+                    return Err(refusal);
+                }
+            };
+            match self
+                .checkins
+                .insert_response(&response, checkin.revision, &events)
+                .await
+            {
+                Ok(()) => return Ok((checkin, response)),
+                Err(RepoError::Conflict { constraint }) => match constraint.as_str() {
+                    "checkin_responses_checkin_user_day_key" => {
+                        return Err(Error::new(
+                            ErrorCode::ResponseAlreadyExists,
+                            "You already answered this check-in for that day; edit it with PUT or reset it with DELETE.",
+                        )
+                        .with_extra("response_date", response.date.to_string()));
+                    }
+                    "checkin_participants" => return Err(not_a_participant()),
+                    // The check-in changed since it was read: check again against the new one.
+                    "checkins_revision" => {}
+                    _ => return Err(RepoError::Conflict { constraint }.into()),
+                },
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(teamcomm_kernel::internal(format!(
+            "check-in {id} kept changing under {WRITE_ATTEMPTS} attempts"
+        )))
+    }
+
+    /// The actor's new response to a running check-in for `day` (default their today), with
+    /// its event, under the check-in's day and trigger-time rules.
+    fn new_response(
+        &self,
+        actor: &User,
+        checkin: &Checkin,
+        input: &ResponseInput,
+        day: Option<Date>,
+    ) -> Result<(CheckinResponse, Vec<Event>), Error> {
+        if !checkin.active || checkin.archived {
+            return Err(not_running());
+        }
         let now = self.clock.now();
         let today = checkin.today_for(actor, now);
         let day = day.unwrap_or(today);
-        check_day(&checkin, day, today)?;
+        check_day(checkin, day, today)?;
         if day == today
             && !checkin.options.is_trigger_based
             && !checkin.options.allow_responses_before_trigger
@@ -295,7 +357,7 @@ impl CheckinService {
                 ));
             }
         }
-        let (answers, completed) = answers_of(&checkin, input)?;
+        let (answers, completed) = answers_of(checkin, input)?;
         let response = CheckinResponse {
             id: Uuid::now_v7(),
             org_id: actor.org_id,
@@ -313,7 +375,7 @@ impl CheckinService {
             .then(|| {
                 response_event(
                     EventType::FollowupsResponseCompleted,
-                    &checkin,
+                    checkin,
                     &response,
                     actor,
                     now,
@@ -321,19 +383,7 @@ impl CheckinService {
             })
             .into_iter()
             .collect();
-        match self.checkins.insert_response(&response, &events).await {
-            Ok(()) => Ok((checkin, response)),
-            Err(RepoError::Conflict { constraint })
-                if constraint == "checkin_responses_checkin_user_day_key" =>
-            {
-                Err(Error::new(
-                    ErrorCode::ResponseAlreadyExists,
-                    "You already answered this check-in for that day; edit it with PUT or reset it with DELETE.",
-                )
-                .with_extra("response_date", day.to_string()))
-            }
-            Err(e) => Err(e.into()),
-        }
+        Ok((response, events))
     }
 
     /// Replaces the answers of the actor's response for `response_date` (`YYYY-MM-DD`, default

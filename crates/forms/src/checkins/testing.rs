@@ -358,16 +358,24 @@ impl CheckinRepository for InMemoryCheckinRepository {
     async fn insert_response(
         &self,
         response: &CheckinResponse,
+        expected_revision: i64,
         events: &[Event],
     ) -> Result<(), RepoError> {
-        self.responder(response.org_id, response.user_id).await?;
+        let asked = self
+            .is_participant(response.org_id, response.checkin_id, response.user_id)
+            .await?;
         let mut state = lock(&self.state);
-        if !state
+        let checkin = state
             .checkins
             .iter()
-            .any(|c| c.org_id == response.org_id && c.id == response.checkin_id)
-        {
-            return Err(RepoError::NotFound);
+            .find(|c| c.org_id == response.org_id && c.id == response.checkin_id)
+            .ok_or(RepoError::NotFound)?;
+        // The Postgres adapter's order: the check-in, its revision, the person, then the row.
+        if checkin.revision != expected_revision {
+            return Err(conflict("checkins_revision"));
+        }
+        if !asked {
+            return Err(conflict("checkin_participants"));
         }
         if state.responses.iter().any(|r| r.id == response.id) {
             return Err(conflict("checkin_responses_pkey"));
@@ -496,7 +504,7 @@ impl CheckinRepository for InMemoryCheckinRepository {
             b.response
                 .date
                 .cmp(&a.response.date)
-                .then_with(|| by_name(&a.author, &b.author))
+                .then_with(|| a.response.created_at.cmp(&b.response.created_at))
                 .then_with(|| a.response.id.cmp(&b.response.id))
         });
         Ok(page_of(rows, page))

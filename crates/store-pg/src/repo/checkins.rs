@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
+use diesel::dsl::count_star;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Bool, Uuid as SqlUuid};
@@ -25,7 +26,7 @@ use uuid::Uuid;
 
 use super::channels::ChannelRow;
 use super::outbox;
-use super::paging::{like_pattern, load_page};
+use super::paging::{count_from, like_pattern, limits, load_page};
 use crate::Database;
 use crate::error::db_error;
 use crate::rows::{UserRow, unknown_value};
@@ -285,7 +286,7 @@ impl TryFrom<ResponseRow> for CheckinResponse {
 }
 
 /// A response joined with its person.
-#[derive(Debug, Queryable)]
+#[derive(Debug)]
 struct AuthoredRow {
     response: ResponseRow,
     author: UserRow,
@@ -300,6 +301,43 @@ impl TryFrom<AuthoredRow> for AuthoredResponse {
         })
     }
 }
+
+/// One row when check-in `$2` of organization `$1` asks the active person `$3`: by name, or as
+/// an active member of one of its active teams. Shared by the participant check and the
+/// conditional insert of a response.
+macro_rules! asking_checkin {
+    () => {
+        "SELECT 1 FROM checkins c \
+         JOIN users u ON u.id = $3 AND u.organization_id = c.organization_id AND u.is_active \
+         WHERE c.id = $2 AND c.organization_id = $1 \
+           AND (u.id = ANY (c.participant_user_ids) \
+                OR EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id \
+                           WHERE tm.user_id = u.id AND t.active \
+                             AND t.id = ANY (c.participant_team_ids)))"
+    };
+}
+
+/// A response and its events in one statement (one round trip, no explicit transaction),
+/// written only when the check-in is still at the revision the service read (`$4`) and asks
+/// the person. Answers whether it was written.
+const INSERT_RESPONSE: &str = concat!(
+    "WITH asked AS (",
+    asking_checkin!(),
+    " AND c.revision = $4), \
+     response AS ( \
+       INSERT INTO checkin_responses (id, organization_id, checkin_id, user_id, response_date, \
+         answers, search_text, last_question_index, completed, questions_version, created_at, \
+         updated_at) \
+       SELECT $5, $1, $2, $3, $6, $7, $8, $9, $10, $11, $12, $13 FROM asked \
+       RETURNING 1), \
+     event AS ( \
+       INSERT INTO outbox_events (id, organization_id, event_type, object_id, payload, occurred_at) \
+       SELECT e.id, $1, e.event_type, e.object_id, e.payload, e.occurred_at \
+       FROM unnest($14::uuid[], $15::text[], $16::uuid[], $17::jsonb[], $18::timestamptz[]) \
+         AS e (id, event_type, object_id, payload, occurred_at) \
+       WHERE EXISTS (SELECT 1 FROM response)) \
+     SELECT EXISTS (SELECT 1 FROM response) AS yes"
+);
 
 #[derive(QueryableByName)]
 struct Exists {
@@ -640,23 +678,14 @@ impl CheckinRepository for PgCheckinRepository {
 
     async fn is_participant(&self, org: OrgId, id: Uuid, user: UserId) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Exists = diesel::sql_query(
-            "SELECT EXISTS ( \
-               SELECT 1 FROM checkins c \
-               JOIN users u ON u.id = $3 AND u.organization_id = c.organization_id AND u.is_active \
-               WHERE c.id = $2 AND c.organization_id = $1 \
-                 AND (u.id = ANY (c.participant_user_ids) \
-                      OR EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id \
-                                 WHERE tm.user_id = u.id AND t.active \
-                                   AND t.id = ANY (c.participant_team_ids))) \
-             ) AS yes",
-        )
-        .bind::<SqlUuid, _>(org.0)
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(user.0)
-        .get_result(&mut conn)
-        .await
-        .map_err(db_error)?;
+        let found: Exists =
+            diesel::sql_query(concat!("SELECT EXISTS (", asking_checkin!(), ") AS yes"))
+                .bind::<SqlUuid, _>(org.0)
+                .bind::<SqlUuid, _>(id)
+                .bind::<SqlUuid, _>(user.0)
+                .get_result(&mut conn)
+                .await
+                .map_err(db_error)?;
         Ok(found.yes)
     }
 
@@ -731,38 +760,64 @@ impl CheckinRepository for PgCheckinRepository {
     async fn insert_response(
         &self,
         response: &CheckinResponse,
+        expected_revision: i64,
         events: &[Event],
     ) -> Result<(), RepoError> {
+        use diesel::sql_types::{
+            Array, Date as SqlDate, Int2, Int4, Jsonb, Nullable, Text, Timestamptz,
+        };
         let row = ResponseRow::of(response)?;
         let mut conn = self.db.conn().await?;
-        conn.transaction(async |conn| {
-            let org = response.org_id.0;
-            let checkin_here: bool = diesel::select(diesel::dsl::exists(
-                checkins::table
-                    .filter(checkins::id.eq(response.checkin_id))
-                    .filter(checkins::organization_id.eq(org)),
-            ))
-            .get_result(conn)
-            .await?;
-            let person_here: bool = diesel::select(diesel::dsl::exists(
-                users::table
-                    .filter(users::id.eq(response.user_id.0))
-                    .filter(users::organization_id.eq(org)),
-            ))
-            .get_result(conn)
-            .await?;
-            if !(checkin_here && person_here) {
-                return Err(Refusal::Repo(RepoError::NotFound));
-            }
-            diesel::insert_into(checkin_responses::table)
-                .values(&row)
-                .execute(conn)
-                .await?;
-            outbox::record(conn, events).await?;
-            Ok(())
+        let written: Exists = diesel::sql_query(INSERT_RESPONSE)
+            .bind::<SqlUuid, _>(row.organization_id)
+            .bind::<SqlUuid, _>(row.checkin_id)
+            .bind::<SqlUuid, _>(row.user_id)
+            .bind::<diesel::sql_types::BigInt, _>(expected_revision)
+            .bind::<SqlUuid, _>(row.id)
+            .bind::<SqlDate, _>(row.response_date)
+            .bind::<Jsonb, _>(&row.answers)
+            .bind::<Text, _>(&row.search_text)
+            .bind::<Nullable<Int2>, _>(row.last_question_index)
+            .bind::<Bool, _>(row.completed)
+            .bind::<Int4, _>(row.questions_version)
+            .bind::<Timestamptz, _>(row.created_at)
+            .bind::<Timestamptz, _>(row.updated_at)
+            .bind::<Array<SqlUuid>, _>(events.iter().map(|e| e.id).collect::<Vec<_>>())
+            .bind::<Array<Text>, _>(
+                events
+                    .iter()
+                    .map(|e| e.event_type.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .bind::<Array<Nullable<SqlUuid>>, _>(
+                events.iter().map(|e| e.object_id).collect::<Vec<_>>(),
+            )
+            .bind::<Array<Jsonb>, _>(events.iter().map(Event::payload).collect::<Vec<_>>())
+            .bind::<Array<Timestamptz>, _>(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>())
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        if written.yes {
+            return Ok(());
+        }
+        // Not written: say why (the rare path, a second read).
+        let revision: Option<i64> = checkins::table
+            .filter(checkins::id.eq(response.checkin_id))
+            .filter(checkins::organization_id.eq(response.org_id.0))
+            .select(checkins::revision)
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        Err(match revision {
+            None => RepoError::NotFound,
+            Some(r) if r != expected_revision => RepoError::Conflict {
+                constraint: "checkins_revision".into(),
+            },
+            Some(_) => RepoError::Conflict {
+                constraint: "checkin_participants".into(),
+            },
         })
-        .await
-        .map_err(Refusal::into_repo)
     }
 
     async fn update_response(
@@ -881,9 +936,12 @@ impl CheckinRepository for PgCheckinRepository {
             .search
             .as_deref()
             .map(|s| like_pattern(&s.to_lowercase()));
+        // A LEFT JOIN on the person's primary key, which PostgreSQL drops from the count
+        // (nothing of the person is read there), so the total is an index-only scan of the
+        // listing index; the foreign key guarantees every response has its person.
         let filtered = || {
             let mut q = checkin_responses::table
-                .inner_join(users::table)
+                .left_join(users::table)
                 .filter(checkin_responses::checkin_id.eq(selection.checkin))
                 .filter(checkin_responses::organization_id.eq(org.0))
                 .into_boxed();
@@ -904,17 +962,46 @@ impl CheckinRepository for PgCheckinRepository {
             }
             q
         };
-        load_page::<AuthoredRow, _, _, _>(&mut conn, page, filtered, |q| {
-            q.order_by((
+        let (limit, offset) = limits(page);
+        // One statement: the page in the listing index's order, each row carrying the total.
+        let rows: Vec<(ResponseRow, Option<UserRow>, Option<i64>)> = filtered()
+            .order_by((
                 checkin_responses::response_date.desc(),
-                users::first_name,
-                users::last_name,
-                users::id,
+                checkin_responses::created_at,
                 checkin_responses::id,
             ))
-            .select((ResponseRow::as_select(), UserRow::as_select()))
-        })
-        .await
+            .select((
+                ResponseRow::as_select(),
+                Option::<UserRow>::as_select(),
+                filtered().select(count_star()).single_value(),
+            ))
+            .limit(limit)
+            .offset(offset)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let count = match rows.as_slice().first() {
+            Some((_, _, total)) => count_from(total.unwrap_or_default())?,
+            // Past the end: the total still answers.
+            None if offset > 0 => count_from(
+                filtered()
+                    .select(count_star())
+                    .get_result(&mut conn)
+                    .await
+                    .map_err(db_error)?,
+            )?,
+            None => 0,
+        };
+        let results = rows
+            .into_iter()
+            .map(|(response, author, _)| {
+                let author = author.ok_or_else(|| {
+                    RepoError::Other(format!("response {} has no person", response.id))
+                })?;
+                AuthoredRow { response, author }.try_into()
+            })
+            .collect::<Result<_, RepoError>>()?;
+        Ok(Page { count, results })
     }
 
     async fn day_responses(
