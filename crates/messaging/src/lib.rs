@@ -3,13 +3,26 @@
 //! e-mail port ([`mail`]); bot messages ([`request`] → [`MessagingService`] → [`message`],
 //! delivered by the [`DeliveryWorker`]) and e-mail ([`EmailService`], [`html_text`]).
 
+pub mod email;
 pub mod html_text;
 pub mod mail;
 pub mod message;
 pub mod platform;
+pub mod ports;
 pub mod request;
+mod service;
+#[cfg(test)]
+mod test_world;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod worker;
+
+pub use email::{EmailService, SendEmailRequest, send_login_code};
+pub use service::{
+    MAX_CONVERSATION_PARTICIPANTS, MESSAGE_MAX_ATTEMPTS, MessageQueued, MessageReport,
+    MessagingPorts, MessagingService, SenderCredential,
+};
+pub use worker::{DeliveryWorker, RunSummary, WorkerPorts, WorkerSettings};
 
 use async_trait::async_trait;
 use std::sync::Arc;

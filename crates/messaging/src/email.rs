@@ -1,0 +1,267 @@
+//! E-mail to people of the organization (`POST /v1/send-email/`), and the one-time login codes
+//! of the CLI.
+//!
+//! A send stores one [`Email`] per recipient, each with its own queue job, so one refused
+//! address fails only its own e-mail and no recipient sees the others' addresses. The worker
+//! sends each through the [`Mailer`] port with an HTML body and its plain-text alternative.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use teamcomm_kernel::jobs::{JobKind, NewJob};
+use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, SharedClock, UserId, text};
+use teamcomm_org::{OrgRepository, User};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::html_text::html_to_text;
+use crate::mail::{MailError, Mailbox, Mailer, OutgoingMail};
+use crate::message::FailureReason;
+use crate::ports::EmailRepository;
+
+/// At most this many recipients per send.
+pub const MAX_EMAIL_RECIPIENTS: usize = 100;
+/// The longest subject, in characters.
+pub const MAX_EMAIL_SUBJECT_CHARS: usize = 255;
+/// The largest content, in bytes.
+pub const MAX_EMAIL_CONTENT_BYTES: usize = 256 * 1024;
+/// Attempts before an e-mail ends `failed` (with the default backoff, about an hour and a half).
+pub const EMAIL_MAX_ATTEMPTS: u32 = 10;
+
+/// The body of `POST /v1/send-email/`, as sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SendEmailRequest {
+    pub users_uuids: Vec<Uuid>,
+    pub email_subject: String,
+    /// HTML, or plain text when it holds no tag.
+    pub email_content: String,
+}
+
+/// Where an e-mail stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmailStatus {
+    Queued,
+    /// The mail server accepted it.
+    Sent,
+    Failed(FailureReason),
+}
+
+impl EmailStatus {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EmailStatus::Queued => "queued",
+            EmailStatus::Sent => "sent",
+            EmailStatus::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One e-mail to one person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email {
+    /// Also the `Message-ID`'s left part.
+    pub id: Uuid,
+    pub org_id: OrgId,
+    pub sender: UserId,
+    pub recipient: UserId,
+    pub to: Mailbox,
+    pub subject: String,
+    pub html: Option<String>,
+    pub text: String,
+    pub status: EmailStatus,
+    pub created_at: OffsetDateTime,
+}
+
+impl Email {
+    /// The e-mail as the mailer sends it.
+    pub fn outgoing(&self) -> OutgoingMail {
+        OutgoingMail {
+            message_id: self.id.to_string(),
+            to: vec![self.to.clone()],
+            subject: self.subject.clone(),
+            html: self.html.clone(),
+            text: self.text.clone(),
+        }
+    }
+}
+
+/// The HTML part and the plain-text part of `content`: HTML gets its text generated; content
+/// with no tag is plain text and is sent as written, alone.
+pub fn mail_bodies(content: &str) -> (Option<String>, String) {
+    let is_html = content.match_indices('<').any(|(at, _)| {
+        content[at + 1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '!')
+    });
+    if is_html {
+        (Some(content.to_owned()), html_to_text(content))
+    } else {
+        (None, content.to_owned())
+    }
+}
+
+/// What `send_email` queued: one e-mail per recipient.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailsQueued {
+    pub email_ids: Vec<Uuid>,
+}
+
+/// E-mail to people of the actor's organization.
+#[derive(Clone)]
+pub struct EmailService {
+    emails: Arc<dyn EmailRepository>,
+    people: Arc<dyn OrgRepository>,
+    clock: SharedClock,
+}
+
+impl EmailService {
+    pub fn new(
+        emails: Arc<dyn EmailRepository>,
+        people: Arc<dyn OrgRepository>,
+        clock: SharedClock,
+    ) -> Self {
+        EmailService {
+            emails,
+            people,
+            clock,
+        }
+    }
+
+    /// Queues one e-mail per person named (duplicates collapse). Every person must be an
+    /// active person of the organization (`one_or_more_users_not_found` names those who are
+    /// not, in `extra.users`); the subject is one line of text; the content is not blank.
+    pub async fn send_email(
+        &self,
+        actor: &User,
+        request: SendEmailRequest,
+    ) -> Result<EmailsQueued, Error> {
+        let mut errors = teamcomm_kernel::FieldErrors::new();
+        let recipients_given = if request.users_uuids.is_empty() {
+            Err(Error::invalid_field(
+                "users_uuids",
+                "Name at least one person.",
+            ))
+        } else if request.users_uuids.len() > MAX_EMAIL_RECIPIENTS {
+            Err(Error::invalid_field(
+                "users_uuids",
+                format!("Send to at most {MAX_EMAIL_RECIPIENTS} people at once."),
+            ))
+        } else {
+            Ok(())
+        };
+        errors.note(&recipients_given);
+        let subject = text::name(
+            "email_subject",
+            &request.email_subject,
+            MAX_EMAIL_SUBJECT_CHARS,
+        );
+        errors.note(&subject);
+        let content = if request.email_content.trim().is_empty() {
+            Err(Error::invalid_field(
+                "email_content",
+                "This field may not be blank.",
+            ))
+        } else if request.email_content.len() > MAX_EMAIL_CONTENT_BYTES {
+            Err(Error::invalid_field(
+                "email_content",
+                format!("The content holds at most {MAX_EMAIL_CONTENT_BYTES} bytes."),
+            ))
+        } else {
+            Ok(())
+        };
+        errors.note(&content);
+        errors.finish()?;
+        let subject = subject?;
+
+        let org = actor.org_id;
+        let mut recipients: Vec<User> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
+        for id in &request.users_uuids {
+            if recipients.iter().any(|u| u.id.0 == *id) {
+                continue;
+            }
+            match self.people.get_user(org, UserId(*id)).await {
+                Ok(u) if u.is_active => recipients.push(u),
+                Ok(_) | Err(RepoError::NotFound) => unknown.push(id.to_string()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if !unknown.is_empty() {
+            unknown.dedup();
+            return Err(Error::new(
+                ErrorCode::OneOrMoreUsersNotFound,
+                "Some of the people named are not active people of your organization.",
+            )
+            .with_extra("users", unknown));
+        }
+
+        let (html, text) = mail_bodies(&request.email_content);
+        let now = self.clock.now();
+        let emails: Vec<Email> = recipients
+            .into_iter()
+            .map(|u| Email {
+                id: Uuid::now_v7(),
+                org_id: org,
+                sender: actor.id,
+                recipient: u.id,
+                to: Mailbox {
+                    name: Some(u.full_name()).filter(|n| !n.is_empty()),
+                    address: u.email.clone(),
+                },
+                subject: subject.clone(),
+                html: html.clone(),
+                text: text.clone(),
+                status: EmailStatus::Queued,
+                created_at: now,
+            })
+            .collect();
+        let jobs: Vec<NewJob> = emails
+            .iter()
+            .map(|e| NewJob {
+                id: Uuid::now_v7(),
+                org_id: org,
+                kind: JobKind::Email,
+                payload: json!({ "email_id": e.id }),
+                run_at: now,
+                max_attempts: EMAIL_MAX_ATTEMPTS,
+            })
+            .collect();
+        self.emails.queue_emails(&emails, &jobs).await?;
+        Ok(EmailsQueued {
+            email_ids: emails.iter().map(|e| e.id).collect(),
+        })
+    }
+}
+
+/// The e-mail carrying a one-time login code (the CLI login's `POST /v1/cli/auth/...`).
+pub fn login_code_mail(to: &str, code: &str, valid_minutes: u32) -> OutgoingMail {
+    let text = format!(
+        "Your teamcomm login code is {code}\n\nIt is valid for {valid_minutes} minutes and can be \
+         used once. If you did not ask to log in, ignore this e-mail."
+    );
+    let html = format!(
+        "<p>Your teamcomm login code is <strong>{code}</strong></p>\
+         <p>It is valid for {valid_minutes} minutes and can be used once. If you did not ask to \
+         log in, ignore this e-mail.</p>"
+    );
+    OutgoingMail {
+        message_id: Uuid::now_v7().to_string(),
+        to: vec![Mailbox {
+            name: None,
+            address: to.to_owned(),
+        }],
+        subject: format!("Your login code: {code}"),
+        html: Some(html),
+        text,
+    }
+}
+
+/// Sends a login code now, bypassing the queue: the person is waiting for it, and a failure
+/// is better answered at once (the caller maps `MailError::Temporary` to a 503) than retried
+/// after the code expired.
+pub async fn send_login_code(
+    mailer: &dyn Mailer,
+    to: &str,
+    code: &str,
+    valid_minutes: u32,
+) -> Result<(), MailError> {
+    mailer.send(&login_code_mail(to, code, valid_minutes)).await
+}
