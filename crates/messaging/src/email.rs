@@ -265,3 +265,134 @@ pub async fn send_login_code(
 ) -> Result<(), MailError> {
     mailer.send(&login_code_mail(to, code, valid_minutes)).await
 }
+
+#[cfg(test)]
+mod tests {
+    use teamcomm_kernel::jobs::{JobKind, JobState};
+
+    use super::*;
+    use crate::test_world::{NOW, World, code};
+    use crate::testing::RecordingMailer;
+
+    fn request(users: &[&User]) -> SendEmailRequest {
+        SendEmailRequest {
+            users_uuids: users.iter().map(|u| u.id.0).collect(),
+            email_subject: "Quarterly update".into(),
+            email_content: "<h1>Q4</h1><p>See <a href=\"https://acme.test/q4\">the plan</a>.</p>"
+                .into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn one_email_per_person_each_with_its_job() {
+        let w = World::new().await;
+        let queued = w
+            .email()
+            .send_email(&w.admin, request(&[&w.member, &w.teammate, &w.member]))
+            .await
+            .unwrap();
+        assert_eq!(queued.email_ids.len(), 2);
+        let emails = w.emails.all();
+        assert_eq!(
+            emails
+                .iter()
+                .map(|e| e.to.address.as_str())
+                .collect::<Vec<_>>(),
+            ["mia@acme.test", "tom@acme.test"]
+        );
+        let first = &emails[0];
+        assert_eq!(
+            (
+                first.sender,
+                first.recipient,
+                first.status,
+                first.created_at
+            ),
+            (w.admin.id, w.member.id, EmailStatus::Queued, NOW)
+        );
+        assert_eq!(first.text, "Q4\n\nSee the plan (https://acme.test/q4).");
+        assert!(first.html.as_deref().unwrap().starts_with("<h1>"));
+        let jobs = w.jobs();
+        assert_eq!(jobs.len(), 2);
+        for (job, email) in jobs.iter().zip(&emails) {
+            assert_eq!((job.kind, job.state), (JobKind::Email, JobState::Queued));
+            assert_eq!(job.payload, json!({"email_id": email.id}));
+            assert_eq!(job.max_attempts, EMAIL_MAX_ATTEMPTS);
+        }
+    }
+
+    #[tokio::test]
+    async fn recipients_subject_and_content_are_checked() {
+        let w = World::new().await;
+        let service = w.email();
+        for person in [&w.outsider, &w.inactive] {
+            let e = service
+                .send_email(&w.admin, request(&[&w.member, person]))
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), ErrorCode::OneOrMoreUsersNotFound);
+            assert_eq!(e.extra()["users"], json!([person.id.to_string()]));
+        }
+        let e = service
+            .send_email(
+                &w.admin,
+                SendEmailRequest {
+                    users_uuids: vec![],
+                    email_subject: "Line\r\nBcc: everyone@evil.test".into(),
+                    email_content: "  ".into(),
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ParamsValidationError);
+        assert_eq!(
+            e.field_errors().keys().collect::<Vec<_>>(),
+            ["email_content", "email_subject", "users_uuids"]
+        );
+        let too_many = SendEmailRequest {
+            users_uuids: (0..=MAX_EMAIL_RECIPIENTS).map(|_| Uuid::now_v7()).collect(),
+            ..request(&[])
+        };
+        assert_eq!(
+            code(service.send_email(&w.admin, too_many).await),
+            ErrorCode::ParamsValidationError
+        );
+        assert!(w.emails.all().is_empty() && w.jobs().is_empty());
+    }
+
+    #[test]
+    fn content_without_tags_is_sent_as_plain_text_alone() {
+        assert_eq!(
+            mail_bodies("Hi,\n\n1 < 2 and that's it."),
+            (None, "Hi,\n\n1 < 2 and that's it.".to_owned())
+        );
+        let (html, text) = mail_bodies("Hi<br/>there");
+        assert_eq!(
+            (html.as_deref(), text.as_str()),
+            (Some("Hi<br/>there"), "Hi\nthere")
+        );
+    }
+
+    #[tokio::test]
+    async fn login_codes_are_sent_at_once_through_the_mailer() {
+        let mailer = RecordingMailer::new();
+        send_login_code(&mailer, "ada@acme.test", "482913", 10)
+            .await
+            .unwrap();
+        let mail = &mailer.sent()[0];
+        assert_eq!(mail.to[0].address, "ada@acme.test");
+        assert!(mail.subject.contains("482913"));
+        assert!(mail.text.contains("482913") && mail.text.contains("10 minutes"));
+        assert!(
+            mail.html
+                .as_deref()
+                .unwrap()
+                .contains("<strong>482913</strong>")
+        );
+        mailer.fail_next([MailError::Temporary("421".into())]);
+        assert_eq!(
+            send_login_code(&mailer, "ada@acme.test", "1", 10).await,
+            Err(MailError::Temporary("421".into()))
+        );
+    }
+}

@@ -502,3 +502,75 @@ async fn identities_are_those_on_the_connected_platform() {
         ]
     );
 }
+
+/// A queue on which another worker takes every job over (its lease having expired) just
+/// before this worker settles it.
+struct TakenOver(teamcomm_kernel::jobs::testing::InMemoryJobQueue);
+
+#[async_trait::async_trait]
+impl JobQueue for TakenOver {
+    async fn claim(
+        &self,
+        kinds: &[JobKind],
+        limit: usize,
+        now: OffsetDateTime,
+        lease: Duration,
+    ) -> Result<Vec<ClaimedJob>, RepoError> {
+        self.0.claim(kinds, limit, now, lease).await
+    }
+
+    async fn complete(&self, job: &ClaimedJob, now: OffsetDateTime) -> Result<(), RepoError> {
+        let later = job.lease_until + Duration::seconds(1);
+        self.0
+            .claim(&[job.kind], 1, later, Duration::minutes(5))
+            .await?;
+        self.0.complete(job, now).await
+    }
+
+    async fn retry(
+        &self,
+        job: &ClaimedJob,
+        run_at: OffsetDateTime,
+        error: &str,
+    ) -> Result<(), RepoError> {
+        self.0.retry(job, run_at, error).await
+    }
+
+    async fn fail(
+        &self,
+        job: &ClaimedJob,
+        now: OffsetDateTime,
+        error: &str,
+    ) -> Result<(), RepoError> {
+        self.0.fail(job, now, error).await
+    }
+}
+
+#[tokio::test]
+async fn a_job_taken_over_by_another_worker_is_counted_lost_not_an_error() {
+    let w = World::new().await;
+    send(&w, to(&["mia@acme.test"], &[])).await;
+    let worker = DeliveryWorker::new(
+        WorkerPorts {
+            queue: Arc::new(TakenOver(w.queue.clone())),
+            messages: Arc::new(w.messages.clone()),
+            emails: Arc::new(w.emails.clone()),
+            directory: Arc::new(w.directory.clone()),
+            connector: w.connector.clone(),
+            mailer: w.mailer.clone(),
+        },
+        WorkerSettings::default(),
+    );
+    let summary = worker.run_once(NOW, &mut || 0.5).await.unwrap();
+    assert_eq!(
+        summary,
+        RunSummary {
+            claimed: 1,
+            lost: 1,
+            ..Default::default()
+        }
+    );
+    // The other worker holds it now.
+    assert_eq!(w.jobs()[0].state, JobState::Running);
+    assert_eq!(w.jobs()[0].attempt, 2);
+}
