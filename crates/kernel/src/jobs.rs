@@ -75,6 +75,13 @@ pub enum JobState {
 }
 
 impl JobState {
+    pub const ALL: [JobState; 4] = [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Done,
+        JobState::Failed,
+    ];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             JobState::Queued => "queued",
@@ -85,14 +92,7 @@ impl JobState {
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            JobState::Queued,
-            JobState::Running,
-            JobState::Done,
-            JobState::Failed,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == s)
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
     }
 }
 
@@ -588,12 +588,7 @@ mod tests {
 
         #[test]
         fn states_round_trip() {
-            for state in [
-                JobState::Queued,
-                JobState::Running,
-                JobState::Done,
-                JobState::Failed,
-            ] {
+            for state in JobState::ALL {
                 assert_eq!(JobState::parse(state.as_str()), Some(state));
             }
             assert_eq!(JobState::parse("nope"), None);
