@@ -19,9 +19,12 @@ build:
 	cargo build --workspace --all-targets
 
 ## Unit and integration tests against real PostgreSQL, including the real CLI end to end
-## (scripts/install-cli.sh installs dailybot-cli 3.27.13 into a private virtualenv once).
+## (scripts/install-cli.sh installs dailybot-cli 3.27.13 into a private virtualenv once) and the
+## Matrix adapter against a real Synapse (scripts/install-synapse.sh, likewise, matrix-synapse 1.163.2).
 test:
-	DAILYBOT_CLI="$$(bash scripts/install-cli.sh | tail -n1)" cargo nextest run --workspace --no-fail-fast
+	DAILYBOT_CLI="$$(bash scripts/install-cli.sh | tail -n1)" \
+	TEAMCOMM_SYNAPSE_PYTHON="$$(bash scripts/install-synapse.sh | tail -n1)" \
+	cargo nextest run --workspace --no-fail-fast
 
 lint: fmt clippy deny
 

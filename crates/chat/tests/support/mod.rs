@@ -1,0 +1,3 @@
+//! Test support shared by the adapter's test binaries.
+
+pub mod synapse;
