@@ -1,8 +1,11 @@
 //! The messaging domain: the organization's chat channels (the ids usable in
 //! `report_channels` of check-ins and forms), the chat-platform port ([`platform`]) and the
 //! e-mail port ([`mail`]); bot messages ([`request`] → [`MessagingService`] → [`message`],
-//! delivered by the [`DeliveryWorker`]) and e-mail ([`EmailService`], [`html_text`]).
+//! delivered by the [`DeliveryWorker`]), e-mail ([`EmailService`], [`html_text`]), and the
+//! organizations' platform connections ([`PlatformConnectionService`]); storage and the
+//! outside world behind [`ports`].
 
+pub mod connections;
 pub mod email;
 pub mod html_text;
 pub mod mail;
@@ -17,6 +20,7 @@ mod test_world;
 pub mod testing;
 pub mod worker;
 
+pub use connections::PlatformConnectionService;
 pub use email::{EmailService, SendEmailRequest, send_login_code};
 pub use service::{
     MAX_CONVERSATION_PARTICIPANTS, MESSAGE_MAX_ATTEMPTS, MessageQueued, MessageReport,

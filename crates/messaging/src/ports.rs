@@ -111,7 +111,28 @@ pub trait PlatformDirectory: Send + Sync + 'static {
         kind: PlatformKind,
         people: &[UserId],
     ) -> Result<HashMap<UserId, String>, RepoError>;
+
+    /// Connects `connection.org_id`, replacing the connection it had.
+    async fn save_connection(&self, connection: &PlatformConnection) -> Result<(), RepoError>;
+
+    /// Forgets the organization's connection; `NotFound` when it had none. Platform
+    /// identities are kept (they still name the people if it connects again).
+    async fn remove_connection(&self, org: OrgId) -> Result<(), RepoError>;
+
+    /// Records who `user` of `org` is on platform `kind`, or forgets it (`None`). `NotFound`
+    /// when the person is not of `org`; `Conflict { constraint: "platform_identities_unique" }`
+    /// when another person of `org` has this id on `kind`.
+    async fn set_platform_user_id(
+        &self,
+        org: OrgId,
+        kind: PlatformKind,
+        user: UserId,
+        platform_user_id: Option<&str>,
+    ) -> Result<(), RepoError>;
 }
+
+/// The constraint a platform identity already taken in the organization is refused with.
+pub const PLATFORM_IDENTITIES_UNIQUE: &str = "platform_identities_unique";
 
 /// Builds the [`ChatPlatform`] of a connection (the adapters' constructor, behind a port so
 /// the domain never names Matrix or Slack code).

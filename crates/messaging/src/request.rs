@@ -45,7 +45,8 @@ pub struct SendMessageRequest {
     pub platform_settings: PlatformSettings,
     /// A person UUID (admins only).
     pub send_as_user: Option<String>,
-    /// Accepted and kept; nobody is skipped yet (the directory has no time off).
+    /// Accepted, and read by nothing yet: the directory records no time off, so nobody is
+    /// skipped.
     pub skip_users_on_time_off: bool,
     /// Must be an object.
     pub metadata: Option<Value>,
@@ -115,7 +116,6 @@ pub struct SendMessage {
     pub channels: Vec<ChannelTarget>,
     pub teams: Vec<TeamId>,
     pub send_as_user: Option<UserId>,
-    pub skip_users_on_time_off: bool,
     /// The message to edit, as the client named it.
     pub edit: Option<String>,
     pub thread_responses: Vec<String>,
@@ -201,7 +201,6 @@ impl SendMessageRequest {
             channels: channels?,
             teams: self.target_teams.into_iter().map(TeamId).collect(),
             send_as_user,
-            skip_users_on_time_off: self.skip_users_on_time_off,
             edit,
             thread_responses: thread_responses?,
         })

@@ -31,8 +31,8 @@ use crate::platform::{
     PlatformKind, SentMessage,
 };
 use crate::ports::{
-    EmailRepository, MessageRepository, PlatformConnection, PlatformConnector, PlatformDirectory,
-    PlatformSecret,
+    EmailRepository, MessageRepository, PLATFORM_IDENTITIES_UNIQUE, PlatformConnection,
+    PlatformConnector, PlatformDirectory, PlatformSecret,
 };
 use crate::{Channel, ChannelRepository, NewChannel};
 
@@ -294,17 +294,29 @@ impl EmailRepository for InMemoryEmailRepository {
 
 type IdentityKey = (OrgId, PlatformKind, UserId);
 
-/// Connections and platform identities, as a test sets them.
+/// Connections and platform identities. Like the adapter's foreign key, it refuses identities
+/// of people who are not of the organization when told who is ([`Self::with_people`]).
 #[derive(Clone, Default)]
 pub struct InMemoryPlatformDirectory {
     connections: Arc<Mutex<HashMap<OrgId, PlatformConnection>>>,
     /// Platform user ids by (organization, platform, person).
     identities: Arc<Mutex<HashMap<IdentityKey, String>>>,
+    /// Whether a person is of an organization, when known.
+    people: Option<Arc<dyn Fn(OrgId, UserId) -> bool + Send + Sync>>,
 }
 
 impl InMemoryPlatformDirectory {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Refuses identities of people for whom `is_of(org, user)` says no (`NotFound`).
+    pub fn with_people(
+        mut self,
+        is_of: impl Fn(OrgId, UserId) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.people = Some(Arc::new(is_of));
+        self
     }
 
     /// Connects `org` to a platform of `kind` (with a made-up secret).
@@ -347,6 +359,45 @@ impl PlatformDirectory for InMemoryPlatformDirectory {
             .iter()
             .filter_map(|u| identities.get(&(org, kind, *u)).map(|id| (*u, id.clone())))
             .collect())
+    }
+
+    async fn save_connection(&self, connection: &PlatformConnection) -> Result<(), RepoError> {
+        lock(&self.connections).insert(connection.org_id, connection.clone());
+        Ok(())
+    }
+
+    async fn remove_connection(&self, org: OrgId) -> Result<(), RepoError> {
+        lock(&self.connections)
+            .remove(&org)
+            .map(|_| ())
+            .ok_or(RepoError::NotFound)
+    }
+
+    async fn set_platform_user_id(
+        &self,
+        org: OrgId,
+        kind: PlatformKind,
+        user: UserId,
+        platform_user_id: Option<&str>,
+    ) -> Result<(), RepoError> {
+        if self.people.as_ref().is_some_and(|is_of| !is_of(org, user)) {
+            return Err(RepoError::NotFound);
+        }
+        let mut identities = lock(&self.identities);
+        let Some(id) = platform_user_id else {
+            identities.remove(&(org, kind, user));
+            return Ok(());
+        };
+        let taken = identities
+            .iter()
+            .any(|((o, k, u), held)| (*o, *k) == (org, kind) && *u != user && held == id);
+        if taken {
+            return Err(RepoError::Conflict {
+                constraint: PLATFORM_IDENTITIES_UNIQUE.into(),
+            });
+        }
+        identities.insert((org, kind, user), id.to_owned());
+        Ok(())
     }
 }
 
