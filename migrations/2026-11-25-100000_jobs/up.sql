@@ -23,8 +23,10 @@ CREATE TABLE jobs (
     CHECK ((state = 'running') = (lease_until IS NOT NULL)),
     CHECK ((state IN ('done', 'failed')) = (finished_at IS NOT NULL))
 );
--- The claim's scan: only unfinished jobs, due first. Finished jobs stay out of it, so the
--- index stays the size of the backlog however many jobs are kept.
+-- The claim's scan: only unfinished jobs, due first, up to now. Finished jobs stay out of it,
+-- so the index stays the size of the backlog however many jobs are kept.
+CREATE INDEX jobs_due_idx ON jobs (run_at, id) WHERE state IN ('queued', 'running');
+-- The claim's sweep of expired leases: only what workers hold now.
+CREATE INDEX jobs_lease_idx ON jobs (lease_until) WHERE state = 'running';
 -- No index on organization_id: every send would pay for it, and only the rare deletion of an
 -- organization (its cascade) would use it.
-CREATE INDEX jobs_due_idx ON jobs (run_at, id) WHERE state IN ('queued', 'running');

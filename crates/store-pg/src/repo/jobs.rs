@@ -46,11 +46,14 @@ pub(crate) async fn enqueue(conn: &mut AsyncPgConnection, new_jobs: &[NewJob]) -
 }
 
 /// Claims in one statement. `exhausted` ends `failed` the jobs whose last attempt's lease
-/// expired; `due` picks the due ones (queued and due, or running past a lease with attempts
-/// left). Both lock their rows with `FOR UPDATE SKIP LOCKED`, so concurrent claimers never wait
-/// on each other nor take the same row; a row another claimer committed meanwhile is re-checked
-/// against the condition by Postgres and dropped. `due` is `MATERIALIZED` so it runs exactly
-/// once (a subquery under `IN` may be rescanned by a nested-loop plan and lock other rows).
+/// expired (read through `jobs_lease_idx`: only what workers hold); `due` picks the due ones
+/// (queued and due, or running past a lease with attempts left). A running job's `run_at` is at
+/// most the `now` it was claimed at, before its lease's end, so `run_at <= now` holds for every
+/// due job and bounds the scan of `jobs_due_idx` (jobs scheduled later are never read). Both
+/// lock their rows with `FOR UPDATE SKIP LOCKED`, so concurrent claimers never wait on each
+/// other nor take the same row; a row another claimer committed meanwhile is re-checked against
+/// the condition by Postgres and dropped. `due` is `MATERIALIZED` so it runs exactly once (a
+/// subquery under `IN` may be rescanned by a nested-loop plan and lock other rows).
 const CLAIM: &str = "\
 WITH exhausted AS (
     UPDATE jobs
@@ -61,8 +64,8 @@ WITH exhausted AS (
                      FOR UPDATE SKIP LOCKED)
 ), due AS MATERIALIZED (
     SELECT id FROM jobs
-     WHERE kind = ANY($1)
-       AND ((state = 'queued' AND run_at <= $2)
+     WHERE kind = ANY($1) AND run_at <= $2
+       AND (state = 'queued'
             OR (state = 'running' AND lease_until <= $2 AND attempt < max_attempts))
      ORDER BY run_at, id
      LIMIT $4
