@@ -19,6 +19,10 @@
 //! - **Conversations** opened for several people are private rooms whose alias is derived from
 //!   the idempotency key, so a retried open finds the room instead of making another.
 //! - **Channels** are the joined rooms that have a name; DMs and opened conversations have none.
+//!   The bot joins a room by being invited to it: [`ChatPlatform::poll`] accepts every invitation
+//!   it sees, so whoever may invite the bot on the homeserver decides where it can be.
+//! - **Polling** reads up to 100 new messages per room and poll; a room that got more since the
+//!   cursor reports only its latest 100.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -432,6 +436,24 @@ impl MatrixPlatform {
         button["value"].as_str().map(str::to_owned)
     }
 
+    /// Joins the rooms a sync answer shows the bot invited to; an invitation withdrawn meanwhile
+    /// is skipped.
+    async fn accept_invitations(&self, answer: &Value) -> Result<(), PlatformError> {
+        let Some(invitations) = answer["rooms"]["invite"].as_object() else {
+            return Ok(());
+        };
+        for room_id in invitations.keys() {
+            let joined = self
+                .post(&format!("join/{}", segment(room_id)), &json!({}))
+                .await;
+            match joined.map_err(PlatformError::from) {
+                Ok(_) | Err(PlatformError::NotFound(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
+    }
+
     /// A channel as listed: `None` for a room without a name.
     async fn named_room(&self, room_id: String) -> Result<Option<PlatformChannel>, PlatformError> {
         let state = |kind: &str| format!("rooms/{}/state/{kind}/", segment(&room_id));
@@ -577,9 +599,14 @@ impl ChatPlatform for MatrixPlatform {
     ) -> Result<InboundBatch, PlatformError> {
         let since = match cursor {
             Some(cursor) => cursor.to_owned(),
-            None => next_batch(&self.sync(None, Duration::ZERO).await?)?,
+            None => {
+                let initial = self.sync(None, Duration::ZERO).await?;
+                self.accept_invitations(&initial).await?;
+                next_batch(&initial)?
+            }
         };
         let answer = self.sync(Some(&since), wait).await?;
+        self.accept_invitations(&answer).await?;
         let mut events = Vec::new();
         if let Some(rooms) = answer["rooms"]["join"].as_object() {
             for (room_id, room) in rooms {

@@ -432,6 +432,34 @@ async fn poll_answers_peoples_replies_and_never_the_bots_own_messages() {
 }
 
 #[tokio::test]
+async fn poll_accepts_invitations_so_the_room_becomes_a_channel() {
+    let Some(synapse) = Synapse::shared() else {
+        return;
+    };
+    let (bot, platform) = synapse.bot("bot-invited").await;
+    let ada = synapse.person("ada").await;
+    let before = ada.create_room(Some("retro"), false, &[&bot.user_id]).await;
+    let start = platform.poll(None, Duration::ZERO).await.unwrap();
+    let after = ada.create_room(Some("demo"), false, &[&bot.user_id]).await;
+    poll_for(&platform, start.next_cursor, 0).await;
+
+    let mut names: Vec<String> = platform
+        .list_channels()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|channel| channel.name)
+        .collect();
+    names.sort();
+
+    assert_eq!(names, ["demo", "retro"]);
+    for room_id in [before, after] {
+        let joined = (bot.user_id.clone(), "join".to_owned());
+        assert!(bot.memberships(&room_id).await.contains(&joined));
+    }
+}
+
+#[tokio::test]
 async fn a_numbered_reply_to_a_message_with_buttons_is_a_click() {
     let Some(synapse) = Synapse::shared() else {
         return;
