@@ -76,7 +76,9 @@ impl fmt::Debug for MatrixConfig {
     }
 }
 
-/// [`ChatPlatform`] over a Matrix homeserver.
+/// [`ChatPlatform`] over a Matrix homeserver. Build one per connected organization and keep it:
+/// the identity check runs once per instance, and the DM lock only serialises sends through the
+/// same instance.
 pub struct MatrixPlatform {
     config: MatrixConfig,
     http: reqwest::Client,
