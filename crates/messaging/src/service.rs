@@ -270,7 +270,7 @@ impl MessagingService {
         let mut unknown: Vec<String> = Vec::new();
         for typed in named {
             match self.active_person(org, Uuid::parse_str(typed).ok()).await? {
-                Some(u) => people.push(u),
+                Some(u) => push_person(&mut people, u),
                 None => unknown.push(typed.to_owned()),
             }
         }

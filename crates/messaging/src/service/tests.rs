@@ -504,7 +504,14 @@ async fn the_same_people_get_the_same_conversation() {
     let w = World::new().await;
     let service = w.messaging();
     let channel = service
-        .open_conversation(&w.admin, &ids(&[&w.member, &w.teammate, &w.member]))
+        .open_conversation(
+            &w.admin,
+            &[
+                w.member.id.to_string(),
+                w.teammate.id.to_string(),
+                w.member.id.to_string().to_uppercase(),
+            ],
+        )
         .await
         .unwrap();
     let again = service
