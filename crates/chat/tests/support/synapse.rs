@@ -4,19 +4,25 @@
 //! Unset, a test is skipped with a note, except under CI (`CI` set), where it fails: the tests
 //! must never pass there without having run.
 //!
-//! [`Synapse::shared`] starts one server per test process on first use: SQLite in a fresh
-//! directory, a free loopback port, no federation listener, relaxed `rc_*` limits and
-//! `bcrypt_rounds: 4` (accounts in milliseconds). Tests keep apart by registering their own
-//! accounts. A shared server lives in a static, which is never dropped, so the child watches its
-//! standard input instead: when this process ends, for any reason, the pipe closes and the child
-//! deletes its directory and exits. Dropping a [`Synapse`] closes the pipe the same way.
+//! [`Synapse::shared`] gives the tests one server: SQLite in a fresh directory, a free loopback
+//! port, no federation listener, relaxed `rc_*` limits and `bcrypt_rounds: 4` (accounts in
+//! milliseconds). Tests keep apart by registering their own accounts (names carry the process id).
+//!
+//! Who ends the server, since a static is never dropped: under `cargo test` (one process for the
+//! binary) the server watches its standard input, a pipe from this process, and when the process
+//! ends for any reason the pipe closes and the server deletes its directory and exits; dropping a
+//! [`Synapse`] closes the pipe the same way. Under nextest, which runs every test in a process of
+//! its own, the first test process of the run (`NEXTEST_RUN_ID`) starts the server for the whole
+//! run and the others wait for its port; that server watches the nextest process instead, and
+//! ends with it.
 
 #![allow(dead_code)] // each test binary uses its own part of the kit
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -33,26 +39,42 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// The device every test bot logs in with, as a deployment pins it.
 pub const BOT_DEVICE: &str = "TEAMCOMMBOT";
 
-/// Runs the homeserver, and ends it when standard input closes (this process is gone or dropped
-/// its [`Synapse`]): the directory is removed first, then the process exits at once.
+/// Runs the homeserver until its owner is gone (standard input closes, or the owner pid, when
+/// not 0, stops existing), then removes its directory and exits at once.
 const WATCHED_HOMESERVER: &str = r#"
-import os, runpy, shutil, sys, threading
-config, data_dir = sys.argv[1], sys.argv[2]
-def end_with_parent():
-    sys.stdin.buffer.read()
+import os, runpy, shutil, sys, threading, time
+config, data_dir, owner_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def end_with_owner():
+    if owner_pid:
+        while True:
+            try:
+                os.kill(owner_pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.5)
+    else:
+        sys.stdin.buffer.read()
     shutil.rmtree(data_dir, ignore_errors=True)
     os._exit(0)
-threading.Thread(target=end_with_parent, daemon=True).start()
+threading.Thread(target=end_with_owner, daemon=True).start()
 sys.argv = ["synapse.app.homeserver", "-c", config]
 runpy.run_module("synapse.app.homeserver", run_name="__main__")
 "#;
 
+/// What ends a server.
+#[derive(Clone, Copy)]
+enum Owner {
+    /// This process: the server reads a pipe from it and ends when the pipe closes.
+    ThisProcess,
+    /// Another process (the nextest runner), watched by pid.
+    Runner(u32),
+}
+
 pub struct Synapse {
     pub base_url: String,
     dir: PathBuf,
-    child: Child,
-    /// Closing it ends the homeserver (see [`WATCHED_HOMESERVER`]).
-    lifeline: Option<ChildStdin>,
+    /// The server process when this process owns it (its standard input is the lifeline).
+    child: Option<Child>,
 }
 
 /// An account on the server, with a token.
@@ -92,74 +114,77 @@ pub fn python() -> Option<PathBuf> {
     }
 }
 
-/// A name no other test of this process uses.
+/// A name no other test uses, in this process or another one sharing the server.
 pub fn unique(prefix: &str) -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{prefix}{}", NEXT.fetch_add(1, Ordering::Relaxed))
+    let next = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}{}-{next}", std::process::id())
 }
 
 impl Synapse {
-    /// This process's server, started on first use; `None` when the tests are skipped.
+    /// The tests' server, started on first use; `None` when the tests are skipped.
     pub fn shared() -> Option<&'static Synapse> {
         static SHARED: OnceLock<Synapse> = OnceLock::new();
         let python = python()?;
-        Some(SHARED.get_or_init(|| Synapse::start(&python)))
+        Some(
+            SHARED.get_or_init(|| match std::env::var("NEXTEST_RUN_ID") {
+                Ok(run_id) => Synapse::for_run(&python, &run_id),
+                Err(_) => Synapse::start(&python),
+            }),
+        )
     }
 
-    /// Writes a fresh configuration and starts a server; answers once `/health` is OK.
+    /// A server of this process's own, in a fresh directory.
     pub fn start(python: &Path) -> Synapse {
-        let dir =
-            std::env::temp_dir().join(unique(&format!("teamcomm-synapse-{}-", std::process::id())));
+        let dir = std::env::temp_dir().join(unique("teamcomm-synapse-"));
         std::fs::create_dir_all(&dir).expect("create the Synapse directory");
-        let port = free_port();
-        let config_path = dir.join("homeserver.yaml");
-        // YAML is a superset of JSON: the configuration is written as JSON.
-        let write = |name: &str, value: &Value| {
-            std::fs::write(dir.join(name), value.to_string()).expect("write Synapse config")
-        };
-        write("homeserver.yaml", &homeserver_config(&dir, port));
-        write("log.yaml", &log_config(&dir));
-        // Any 32-byte seed is a valid ed25519 key; writing it skips `--generate-keys` (2 s).
-        std::fs::write(
-            dir.join("signing.key"),
-            "ed25519 a_test AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
-        )
-        .expect("write the signing key");
-        let stderr = std::fs::File::create(dir.join("stderr.log")).expect("create stderr.log");
-        let mut child = Command::new(python)
-            .arg("-c")
-            .arg(WATCHED_HOMESERVER)
-            .arg(&config_path)
-            .arg(&dir)
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .expect("start Synapse");
-        let lifeline = child.stdin.take();
-        let started = Instant::now();
-        while !healthy(port) {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "Synapse exited ({status}) before it was healthy:\n{}",
-                    logs(&dir)
-                );
-            }
-            if started.elapsed() > STARTUP_TIMEOUT {
-                let _ = child.kill();
-                panic!(
-                    "Synapse not healthy after {STARTUP_TIMEOUT:?}:\n{}",
-                    logs(&dir)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let (port, child) = launch(python, &dir, Owner::ThisProcess);
         Synapse {
             base_url: format!("http://127.0.0.1:{port}"),
             dir,
-            child,
-            lifeline,
+            child: Some(child),
+        }
+    }
+
+    /// The nextest run's server: the process that creates the run's directory starts it, owned
+    /// by the runner (this process's parent, which outlives every test), and publishes its port;
+    /// the others wait for the port.
+    fn for_run(python: &Path, run_id: &str) -> Synapse {
+        let dir = std::env::temp_dir().join(format!("teamcomm-synapse-run-{run_id}"));
+        let port_file = dir.join("port");
+        let port = if std::fs::create_dir(&dir).is_ok() {
+            let (port, _detached) = launch(
+                python,
+                &dir,
+                Owner::Runner(std::os::unix::process::parent_id()),
+            );
+            // Written whole, then renamed: a reader never sees half a port.
+            let partial = dir.join("port.partial");
+            std::fs::write(&partial, port.to_string()).expect("write the port");
+            std::fs::rename(&partial, &port_file).expect("publish the port");
+            port
+        } else {
+            let started = Instant::now();
+            loop {
+                if let Some(port) = std::fs::read_to_string(&port_file)
+                    .ok()
+                    .and_then(|text| text.parse().ok())
+                {
+                    break port;
+                }
+                if started.elapsed() > STARTUP_TIMEOUT {
+                    panic!(
+                        "the run's Synapse published no port in {STARTUP_TIMEOUT:?}:\n{}",
+                        logs(&dir)
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        Synapse {
+            base_url: format!("http://127.0.0.1:{port}"),
+            dir,
+            child: None,
         }
     }
 
@@ -254,16 +279,19 @@ impl Synapse {
 
 impl Drop for Synapse {
     fn drop(&mut self) {
-        drop(self.lifeline.take());
+        let Some(child) = self.child.as_mut() else {
+            return;
+        };
+        drop(child.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if let Ok(Some(_)) = child.try_wait() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = child.kill();
+        let _ = child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -389,6 +417,61 @@ pub fn enc(raw: &str) -> String {
 
 fn password_of(localpart: &str) -> String {
     format!("pw-{localpart}")
+}
+
+/// Writes a fresh configuration into `dir` and starts a server ending with `owner`; answers its
+/// port once `/health` is OK, and the process.
+fn launch(python: &Path, dir: &Path, owner: Owner) -> (u16, Child) {
+    let port = free_port();
+    // YAML is a superset of JSON: the configuration is written as JSON.
+    let write = |name: &str, value: &Value| {
+        std::fs::write(dir.join(name), value.to_string()).expect("write Synapse config")
+    };
+    write("homeserver.yaml", &homeserver_config(dir, port));
+    write("log.yaml", &log_config(dir));
+    // Any 32-byte seed is a valid ed25519 key; writing it skips `--generate-keys` (2 s).
+    std::fs::write(
+        dir.join("signing.key"),
+        "ed25519 a_test AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+    )
+    .expect("write the signing key");
+    let stderr = std::fs::File::create(dir.join("stderr.log")).expect("create stderr.log");
+    let mut command = Command::new(python);
+    command
+        .arg("-c")
+        .arg(WATCHED_HOMESERVER)
+        .arg(dir.join("homeserver.yaml"))
+        .arg(dir)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    match owner {
+        Owner::ThisProcess => command.arg("0").stdin(Stdio::piped()),
+        // Its own process group: what the runner does to this test's group spares it.
+        Owner::Runner(pid) => command
+            .arg(pid.to_string())
+            .stdin(Stdio::null())
+            .process_group(0),
+    };
+    let mut child = command.spawn().expect("start Synapse");
+    let started = Instant::now();
+    while !healthy(port) {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "Synapse exited ({status}) before it was healthy:\n{}",
+                logs(dir)
+            );
+        }
+        if started.elapsed() > STARTUP_TIMEOUT {
+            let _ = child.kill();
+            panic!(
+                "Synapse not healthy after {STARTUP_TIMEOUT:?}:\n{}",
+                logs(dir)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (port, child)
 }
 
 fn free_port() -> u16 {
