@@ -17,7 +17,9 @@
 //!   (`mxc://`), and copying an outside image there is out of scope.
 //! - **Appearance** (per-message name and icon) has no Matrix equivalent and is ignored.
 //! - **Conversations** opened for several people are private rooms whose alias is derived from
-//!   the idempotency key, so a retried open finds the room instead of making another.
+//!   the idempotency key, so a retried open finds the room instead of making another. Two
+//!   processes opening with one key at once still answer one room, but the loser's room is left
+//!   behind (Synapse makes the room before it finds the alias taken, and answers 409).
 //! - **Channels** are the joined rooms that have a name; DMs and opened conversations have none.
 //!   The bot joins a room by being invited to it: [`ChatPlatform::poll`] accepts every invitation
 //!   it sees, so whoever may invite the bot on the homeserver decides where it can be.
@@ -84,8 +86,9 @@ pub struct MatrixPlatform {
     http: reqwest::Client,
     /// Set once `whoami` confirmed the token's user and device.
     identity_checked: OnceCell<()>,
-    /// Serialises finding-or-creating DM rooms (read-modify-write of `m.direct`).
-    direct_rooms: Mutex<()>,
+    /// Serialises finding-or-creating rooms: DMs (a read-modify-write of `m.direct`) and opened
+    /// conversations (a room that loses its alias to a concurrent open is left behind).
+    room_creation: Mutex<()>,
 }
 
 /// A refused or failed call, with the Matrix error code kept for the callers that branch on it.
@@ -101,11 +104,11 @@ enum Failure {
 }
 
 impl Failure {
-    fn errcode(&self) -> Option<&str> {
-        match self {
-            Failure::Refused { errcode, .. } => Some(errcode),
-            Failure::Transport(_) => None,
-        }
+    /// The alias asked for belongs to another room: `M_ROOM_IN_USE` when checked up front, 409
+    /// when a concurrent request took it while this room was being made.
+    fn is_alias_taken(&self) -> bool {
+        matches!(self, Failure::Refused { status, errcode, .. }
+            if errcode == "M_ROOM_IN_USE" || *status == StatusCode::CONFLICT)
     }
 
     fn is_not_found(&self) -> bool {
@@ -160,7 +163,7 @@ impl MatrixPlatform {
             config,
             http,
             identity_checked: OnceCell::new(),
-            direct_rooms: Mutex::new(()),
+            room_creation: Mutex::new(()),
         }
     }
 
@@ -301,7 +304,7 @@ impl MatrixPlatform {
 
     /// The DM room with this person: the newest recorded in `m.direct`, else a new one.
     async fn direct_room(&self, user_id: &str) -> Result<String, PlatformError> {
-        let _creating = self.direct_rooms.lock().await;
+        let _creating = self.room_creation.lock().await;
         let mut direct = self.direct_map().await?;
         if let Some(room_id) = direct.get(user_id).and_then(|rooms| rooms.last()) {
             return Ok(room_id.clone());
@@ -554,6 +557,7 @@ impl ChatPlatform for MatrixPlatform {
             &hex_digest(&[idempotency_key.as_bytes()])[..32]
         );
         let alias = format!("#{alias_localpart}:{}", self.server_name()?);
+        let _creating = self.room_creation.lock().await;
         if let Some(room_id) = self.resolve_alias(&alias).await? {
             return Ok(room_id);
         }
@@ -572,8 +576,8 @@ impl ChatPlatform for MatrixPlatform {
             .await;
         match created {
             Ok(answer) => room_id_of(&answer),
-            // A concurrent open with the same key won the alias.
-            Err(failure) if failure.errcode() == Some("M_ROOM_IN_USE") => {
+            // A concurrent open with the same key (another process) won the alias.
+            Err(failure) if failure.is_alias_taken() => {
                 self.resolve_alias(&alias).await?.ok_or_else(|| {
                     PlatformError::Temporary(format!("alias {alias} in use but unresolvable"))
                 })

@@ -206,6 +206,15 @@ async fn a_direct_message_creates_the_room_once_and_records_it_in_m_direct() {
         .unwrap();
 
     assert_eq!(second.channel_id, first.channel_id);
+    // Two first messages to a new person at once still make one room.
+    let bob = synapse.person("bob").await;
+    let (hi, hi_again) = (
+        to_person(&bob.user_id, "dm-bob-1", "hi bob"),
+        to_person(&bob.user_id, "dm-bob-2", "hi again"),
+    );
+    let (to_bob, again_to_bob) = tokio::join!(platform.send(&hi), platform.send(&hi_again));
+    let to_bob = to_bob.unwrap();
+    assert_eq!(again_to_bob.unwrap().channel_id, to_bob.channel_id);
     let direct = bot
         .ok(
             Method::GET,
@@ -215,7 +224,10 @@ async fn a_direct_message_creates_the_room_once_and_records_it_in_m_direct() {
         .await;
     assert_eq!(
         direct,
-        json!({ada.user_id.clone(): [first.channel_id.clone()]})
+        json!({
+            ada.user_id.clone(): [first.channel_id.clone()],
+            bob.user_id.clone(): [to_bob.channel_id],
+        })
     );
     ada.join(&first.channel_id).await;
     let bodies: Vec<Value> = ada
@@ -307,6 +319,14 @@ async fn open_conversation_invites_the_people_and_a_retry_finds_the_same_room() 
 
     assert_eq!(again, room_id);
     assert_ne!(other, room_id);
+    // Two processes (adapter instances) racing to open with one key answer one room.
+    let racing_key = format!("{key}-race");
+    let other_process = synapse.platform(&bot, &bot.access_token);
+    let (first, second) = tokio::join!(
+        platform.open_conversation(&people, &racing_key),
+        other_process.open_conversation(&people, &racing_key),
+    );
+    assert_eq!(first.unwrap(), second.unwrap());
     let mut expected = vec![
         (ada.user_id.clone(), "invite".to_owned()),
         (bob.user_id.clone(), "invite".to_owned()),

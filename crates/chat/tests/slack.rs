@@ -3,7 +3,8 @@
 //!
 //! The fake decides by token and channel: token `xoxb-good` is valid (any other answers
 //! `invalid_auth`); channel `C-RATE` answers 429 `ratelimited` with `Retry-After: 7`, `C-GONE`
-//! `channel_not_found`, `C-DOWN` a 503, `C-LONG` `msg_too_long`; user `U-NOBODY` is
+//! `channel_not_found`, `C-DOWN` a 503, `C-LONG` `msg_too_long`, `C-HUGE` an answer larger
+//! than the adapter reads; user `U-NOBODY` is
 //! `user_not_found`; `conversations.list` has two pages.
 
 use std::sync::{Arc, Mutex};
@@ -117,6 +118,12 @@ async fn answer(
             "C-GONE" => refuse("channel_not_found"),
             "C-LONG" => refuse("msg_too_long"),
             "C-DOWN" => HttpResponse::ServiceUnavailable().body("upstream down"),
+            "C-HUGE" => HttpResponse::Ok()
+                .content_type("application/json")
+                .body(format!(
+                    "{{\"ok\": true, \"pad\": \"{}\"}}",
+                    "x".repeat(9 << 20)
+                )),
             channel => HttpResponse::Ok().json(json!({
                 "ok": true, "channel": channel, "ts": body["ts"].as_str().unwrap_or(TS),
             })),
@@ -358,6 +365,10 @@ async fn refusals_map_to_retry_classes() {
     assert!(matches!(send("C-GONE").await, PlatformError::NotFound(_)));
     assert!(matches!(send("C-DOWN").await, PlatformError::Temporary(_)));
     assert!(matches!(send("C-LONG").await, PlatformError::Permanent(_)));
+    assert!(
+        matches!(send("C-HUGE").await, PlatformError::Permanent(m) if m.contains("exceeds")),
+        "an answer is read up to a bound"
+    );
     let nobody = OutgoingMessage {
         destination: Destination::Person {
             platform_user_id: "U-NOBODY".into(),
