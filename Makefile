@@ -20,10 +20,12 @@ build:
 
 ## Unit and integration tests against real PostgreSQL, including the real CLI end to end
 ## (scripts/install-cli.sh installs dailybot-cli 3.27.13 into a private virtualenv once) and the
-## Matrix adapter against a real Synapse (scripts/install-synapse.sh, likewise, matrix-synapse 1.163.2).
+## Matrix adapter against a real Synapse (scripts/install-synapse.sh, likewise, matrix-synapse 1.163.2),
+## and the SMTP adapter against a real SMTP server (scripts/install-smtp.sh, aiosmtpd 1.4.6).
 test:
 	DAILYBOT_CLI="$$(bash scripts/install-cli.sh | tail -n1)" \
 	TEAMCOMM_SYNAPSE_PYTHON="$$(bash scripts/install-synapse.sh | tail -n1)" \
+	TEAMCOMM_TEST_SMTP_PYTHON="$$(bash scripts/install-smtp.sh | tail -n1)" \
 	cargo nextest run --workspace --no-fail-fast
 
 lint: fmt clippy deny

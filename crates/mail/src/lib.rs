@@ -7,6 +7,6 @@ mod settings;
 
 pub use mailer::SmtpMailer;
 pub use settings::{
-    DEFAULT_SMTP_TIMEOUT, MAIL_FROM_VAR, SMTP_URL_VAR, SmtpSecurity, SmtpSettings,
-    SmtpSettingsError,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_SEND_TIMEOUT, MAIL_FROM_VAR, SMTP_URL_VAR, SmtpSecurity,
+    SmtpSettings, SmtpSettingsError,
 };

@@ -1,8 +1,9 @@
 //! `SmtpMailer`: the messaging domain's `Mailer` port over lettre's async SMTP transport.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
-use lettre::transport::smtp::PoolConfig;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -10,25 +11,24 @@ use teamcomm_messaging::mail::{MailError, Mailer, OutgoingMail};
 
 use crate::settings::{SmtpSecurity, SmtpSettings, SmtpSettingsError};
 
-/// Open connections kept per process: mail is a trickle next to chat messages.
-const POOL_MAX_CONNECTIONS: u32 = 4;
-
-/// Sends each mail over a pooled SMTP connection.
+/// Sends each mail over its own SMTP connection. (Mail is a trickle next to chat messages, and a
+/// send cut off by the timeout must not leave a half-spoken connection behind for the next one,
+/// as lettre's pool would.)
 pub struct SmtpMailer {
     transport: AsyncSmtpTransport<Tokio1Executor>,
     from: Mailbox,
+    send_timeout: Duration,
 }
 
 impl SmtpMailer {
-    /// Must run inside a tokio runtime: the connection pool starts its idle-connection reaper.
     pub fn new(settings: &SmtpSettings) -> Result<Self, SmtpSettingsError> {
         // "dangerous" only means lettre sets no TLS itself: `tls` below always sets it.
         let mut builder =
             AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(settings.host.clone())
                 .port(settings.port)
-                .timeout(Some(settings.timeout))
-                .tls(tls(settings)?)
-                .pool_config(PoolConfig::new().max_size(POOL_MAX_CONNECTIONS));
+                // lettre's async transport applies this to connecting only; `send` bounds the rest.
+                .timeout(Some(settings.connect_timeout))
+                .tls(tls(settings)?);
         if let Some(credentials) = &settings.credentials {
             builder = builder.credentials(Credentials::new(
                 credentials.user.clone(),
@@ -38,6 +38,7 @@ impl SmtpMailer {
         Ok(Self {
             transport: builder.build(),
             from: settings.from.clone(),
+            send_timeout: settings.send_timeout,
         })
     }
 }
@@ -46,11 +47,13 @@ impl SmtpMailer {
 impl Mailer for SmtpMailer {
     async fn send(&self, mail: &OutgoingMail) -> Result<(), MailError> {
         let message = compose(&self.from, mail)?;
-        self.transport
-            .send(message)
-            .await
-            .map(drop)
-            .map_err(classify)
+        match tokio::time::timeout(self.send_timeout, self.transport.send(message)).await {
+            Ok(sent) => sent.map(drop).map_err(classify),
+            Err(_) => Err(MailError::Temporary(format!(
+                "the SMTP exchange took longer than {:?}",
+                self.send_timeout
+            ))),
+        }
     }
 }
 

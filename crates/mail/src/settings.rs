@@ -11,8 +11,10 @@ use url::{Host, Url};
 pub const SMTP_URL_VAR: &str = "TEAMCOMM_SMTP_URL";
 pub const MAIL_FROM_VAR: &str = "TEAMCOMM_MAIL_FROM";
 
-/// Connect and per-command limit: a send that hangs holds a queue worker, and a retry is cheap.
-pub const DEFAULT_SMTP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Limits on a connection attempt and on a whole send (connect, TLS, AUTH, the mail, QUIT): a
+/// send that hangs holds a queue worker, and a retry is cheap.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How the connection to the server is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +61,8 @@ pub struct SmtpSettings {
     pub(crate) security: SmtpSecurity,
     pub(crate) credentials: Option<SmtpCredentials>,
     pub(crate) from: Mailbox,
-    pub(crate) timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) send_timeout: Duration,
     /// PEM of a certificate authority trusted besides the system's (a private relay's CA, the
     /// tests' CA). Verification itself is never switched off.
     pub(crate) extra_root_pem: Option<Vec<u8>>,
@@ -89,7 +92,8 @@ impl SmtpSettings {
             security,
             credentials,
             from: parse_mail_from(mail_from.trim())?,
-            timeout: DEFAULT_SMTP_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
             extra_root_pem: None,
         })
     }
@@ -108,9 +112,10 @@ impl SmtpSettings {
         Ok(self)
     }
 
-    /// Replaces the connect and per-command timeout (default [`DEFAULT_SMTP_TIMEOUT`]).
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+    /// Replaces [`DEFAULT_CONNECT_TIMEOUT`] and [`DEFAULT_SEND_TIMEOUT`].
+    pub fn with_timeouts(mut self, connect_timeout: Duration, send_timeout: Duration) -> Self {
+        self.connect_timeout = connect_timeout;
+        self.send_timeout = send_timeout;
         self
     }
 
@@ -143,7 +148,8 @@ impl fmt::Debug for SmtpSettings {
             .field("security", &self.security)
             .field("credentials", &self.credentials.as_ref().map(|_| "***"))
             .field("from", &self.from.to_string())
-            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("send_timeout", &self.send_timeout)
             .field("extra_root_certificate", &self.extra_root_pem.is_some())
             .finish()
     }
@@ -302,7 +308,8 @@ mod tests {
             assert_eq!(settings.security(), security, "{smtp_url}");
             assert_eq!(settings.port(), port, "{smtp_url}");
             assert!(!settings.has_credentials(), "{smtp_url}");
-            assert_eq!(settings.timeout, DEFAULT_SMTP_TIMEOUT);
+            assert_eq!(settings.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+            assert_eq!(settings.send_timeout, DEFAULT_SEND_TIMEOUT);
         }
     }
 
