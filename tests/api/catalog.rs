@@ -173,6 +173,11 @@ async fn mood_is_one_score_per_person_per_day() {
             .body["motivation"]["score"],
         2
     );
+    // JSON Schema counts 3.0 as an integer, and Python clients send it so.
+    let earlier = past - time::Duration::days(1);
+    let r = post(json!({"score": 3.0, "date": earlier.to_string()})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["motivation"]["score"], 3);
 
     for bad in [
         json!({"score": 0}),

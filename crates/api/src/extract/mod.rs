@@ -62,16 +62,17 @@ fn read_json(req: &HttpRequest, payload: &mut Payload) -> BoxFut<Value> {
     Box::pin(async move { json.await.map(web::Json::into_inner) })
 }
 
-/// Turns a JSON value into `T` after checking it against `T`'s documented schema.
+/// Turns a JSON value into `T` after checking it against `T`'s documented schema (which also
+/// writes `1.0` as `1` where the schema says integer).
 pub fn decode_body<T: DeserializeOwned + ToSchema + 'static>(value: Value) -> Result<T, Error> {
-    let Value::Object(map) = &value else {
+    let Value::Object(mut map) = value else {
         return Err(Error::new(
             ErrorCode::ParamsValidationError,
             "Expected a JSON object as the request body.",
         ));
     };
-    schema_check::schema_of::<T>().check(map)?;
-    serde_json::from_value(value).map_err(|e| {
+    schema_check::schema_of::<T>().check(&mut map)?;
+    serde_json::from_value(Value::Object(map)).map_err(|e| {
         Error::new(
             ErrorCode::ParamsValidationError,
             format!("Invalid request body: {e}."),

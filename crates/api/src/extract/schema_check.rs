@@ -1,7 +1,9 @@
 //! Checks a JSON request body against the JSON Schema that its struct documents (`ToSchema`), so
 //! the document *is* the parser's rulebook: required fields, unknown fields, types, formats,
 //! lengths, ranges and enumerations are declared once, on the struct, and every bad field is
-//! named in one answer. serde then builds the struct from a value already known to fit.
+//! named in one answer. serde then builds the struct from a value already known to fit, with
+//! each integer written with a zero fraction (`1.0`, which JSON Schema counts as an integer)
+//! rewritten as one.
 
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
@@ -78,8 +80,9 @@ impl Findings {
 impl BodySchema {
     /// Checks `body` (already known to be an object): `unknown_field` for keys the struct does not
     /// declare (first one in `extra.parameter`), else `params_validation_error` naming every bad
-    /// field.
-    pub fn check(&self, body: &Map<String, Value>) -> Result<(), Error> {
+    /// field. Where the schema says integer, a number with no fractional part written as a float
+    /// (`1.0`) is valid, and is rewritten as an integer so that serde can build the field.
+    pub fn check(&self, body: &mut Map<String, Value>) -> Result<(), Error> {
         let mut findings = Findings::default();
         self.check_object(&self.root, body, "", &mut findings);
         if let Some(first) = findings.unknown.first() {
@@ -136,7 +139,7 @@ impl BodySchema {
     fn check_object(
         &self,
         schema: &Value,
-        body: &Map<String, Value>,
+        body: &mut Map<String, Value>,
         prefix: &str,
         out: &mut Findings,
     ) {
@@ -172,23 +175,26 @@ impl BodySchema {
                 out.codes.insert(format!("{prefix}{key}"), code.to_owned());
             }
         }
-        for (key, value) in body {
+        for (key, value) in body.iter_mut() {
             if let Some(field_schema) = properties.get(key) {
                 self.check_value(field_schema, value, &format!("{prefix}{key}"), out);
             }
         }
     }
 
-    fn check_value(&self, schema: &Value, value: &Value, field: &str, out: &mut Findings) {
+    fn check_value(&self, schema: &Value, value: &mut Value, field: &str, out: &mut Findings) {
         let schema = self.resolve(schema);
-        // Composition: `Option<Struct>` is `oneOf [null, $ref]`; accept when one branch fits.
+        // Composition: `Option<Struct>` is `oneOf [null, $ref]`; accept when one branch fits
+        // (with the value as that branch rewrites it).
         for key in ["oneOf", "anyOf"] {
             if let Some(branches) = schema.get(key).and_then(Value::as_array) {
                 let mut best: Option<Findings> = None;
                 for b in branches {
                     let mut f = Findings::default();
-                    self.check_value(b, value, field, &mut f);
+                    let mut candidate = value.clone();
+                    self.check_value(b, &mut candidate, field, &mut f);
                     if f.fields.is_empty() && f.unknown.is_empty() {
+                        *value = candidate;
                         return;
                     }
                     // Prefer the report of a non-null branch.
@@ -222,6 +228,16 @@ impl BodySchema {
                 out.add(field, "This field may not be null.");
             }
             return;
+        }
+        if types.contains(&"integer") && value.is_f64() {
+            match as_integer(value) {
+                Some(whole) => *value = whole,
+                None if value.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+                    out.add(field, "This number is out of range.");
+                    return;
+                }
+                None => {}
+            }
         }
         if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
             && !allowed.contains(value)
@@ -299,7 +315,7 @@ impl BodySchema {
                     out.add(field, format!("Ensure this list has at most {max} items."));
                 }
                 if let Some(item_schema) = schema.get("items") {
-                    for (i, item) in items.iter().enumerate() {
+                    for (i, item) in items.iter_mut().enumerate() {
                         self.check_value(item_schema, item, &format!("{field}.{i}"), out);
                     }
                 }
@@ -309,6 +325,25 @@ impl BodySchema {
             }
             _ => {}
         }
+    }
+}
+
+/// `value`, a float with no fractional part (`1.0`, `1e2`), as the integer it equals; `None`
+/// for a fraction or a whole number beyond `i64`/`u64`.
+fn as_integer(value: &Value) -> Option<Value> {
+    // Powers of two, so the comparisons are exact: below them, the casts cannot saturate.
+    const I64_END: f64 = 9_223_372_036_854_775_808.0;
+    const U64_END: f64 = 18_446_744_073_709_551_616.0;
+    let f = value.as_f64()?;
+    if f.fract() != 0.0 {
+        return None;
+    }
+    if (-I64_END..I64_END).contains(&f) {
+        Some(Value::from(f as i64))
+    } else if (0.0..U64_END).contains(&f) {
+        Some(Value::from(f as u64))
+    } else {
+        None
     }
 }
 
@@ -434,6 +469,37 @@ mod tests {
         let e = check(json!({"name": "a", "colour": 1})).unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownField);
         assert_eq!(e.extra()["parameter"], "colour");
+    }
+
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Counts {
+        #[schema(minimum = 1, maximum = 5)]
+        score: i64,
+        index: Option<u16>,
+        days: Option<Vec<u8>>,
+        ratio: Option<f64>,
+    }
+
+    #[test]
+    fn integers_written_with_a_zero_fraction_are_integers() {
+        let check = |v: Value| decode_body::<Counts>(v);
+        let c = check(json!({"score": 1.0, "index": 3e2, "days": [0.0, 6], "ratio": 2.0})).unwrap();
+        assert_eq!(
+            (c.score, c.index, c.days, c.ratio),
+            (1, Some(300), Some(vec![0, 6]), Some(2.0))
+        );
+        for (bad, field) in [
+            (json!({"score": 1.5}), "score"),
+            (json!({"score": 9.0}), "score"),
+            (json!({"score": 1, "days": [0.5]}), "days.0"),
+            (json!({"score": 1, "index": 1e30}), "index"),
+            (json!({"score": -1e19}), "score"),
+        ] {
+            let e = check(bad.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::ParamsValidationError, "{bad}");
+            assert!(e.field_errors().contains_key(field), "{bad}");
+        }
     }
 
     #[derive(Debug, Deserialize, ToSchema)]
