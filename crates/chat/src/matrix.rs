@@ -26,7 +26,6 @@
 //! - **Polling** reads up to 100 new messages per room and poll; a room that got more since the
 //!   cursor reports only its latest 100.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -94,7 +93,9 @@ pub struct MatrixPlatform {
 /// A refused or failed call, with the Matrix error code kept for the callers that branch on it.
 #[derive(Debug)]
 enum Failure {
-    Transport(PlatformError),
+    /// Already classified: the homeserver was not reached, or its answer was unreadable.
+    Classified(PlatformError),
+    /// The homeserver answered an error.
     Refused {
         status: StatusCode,
         errcode: String,
@@ -119,7 +120,7 @@ impl Failure {
 impl From<Failure> for PlatformError {
     fn from(failure: Failure) -> Self {
         let (status, errcode, message, retry_after) = match failure {
-            Failure::Transport(error) => return error,
+            Failure::Classified(error) => return error,
             Failure::Refused {
                 status,
                 errcode,
@@ -178,7 +179,7 @@ impl MatrixPlatform {
     ) -> Result<Value, Failure> {
         let base = self.config.homeserver_url.trim_end_matches('/');
         let mut url = reqwest::Url::parse(&format!("{base}/{CLIENT_API}/{path}")).map_err(|e| {
-            Failure::Transport(PlatformError::Permanent(format!(
+            Failure::Classified(PlatformError::Permanent(format!(
                 "bad homeserver URL {base:?}: {e}"
             )))
         })?;
@@ -196,13 +197,13 @@ impl MatrixPlatform {
         let answer = request
             .send()
             .await
-            .map_err(|e| Failure::Transport(transport(e)))?;
+            .map_err(|e| Failure::Classified(transport(e)))?;
         let status = answer.status();
         let header_delay = retry_after(answer.headers());
-        let bytes = read_answer(answer).await.map_err(Failure::Transport)?;
+        let bytes = read_answer(answer).await.map_err(Failure::Classified)?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| {
-                Failure::Transport(PlatformError::Permanent(format!(
+                Failure::Classified(PlatformError::Permanent(format!(
                     "unreadable homeserver answer: {e}"
                 )))
             });
@@ -281,12 +282,17 @@ impl MatrixPlatform {
         )
     }
 
-    /// The bot's `m.direct`: person → DM rooms, oldest first.
-    async fn direct_map(&self) -> Result<BTreeMap<String, Vec<String>>, PlatformError> {
+    /// The bot's `m.direct`: person → DM rooms, oldest first. Kept as the JSON it is, so that
+    /// writing it back never drops an entry another client wrote in a shape we do not expect.
+    async fn direct_map(&self) -> Result<Map<String, Value>, PlatformError> {
         match self.get(&self.account_data_path("m.direct")).await {
-            Ok(value) => Ok(serde_json::from_value(value).unwrap_or_default()),
+            Ok(Value::Object(direct)) => Ok(direct),
+            Ok(other) => Err(PlatformError::Permanent(format!(
+                "the bot's m.direct is not an object: {}",
+                excerpt(&other.to_string(), 100)
+            ))),
             // Never written yet.
-            Err(failure) if failure.is_not_found() => Ok(BTreeMap::new()),
+            Err(failure) if failure.is_not_found() => Ok(Map::new()),
             Err(failure) => Err(failure.into()),
         }
     }
@@ -306,8 +312,12 @@ impl MatrixPlatform {
     async fn direct_room(&self, user_id: &str) -> Result<String, PlatformError> {
         let _creating = self.room_creation.lock().await;
         let mut direct = self.direct_map().await?;
-        if let Some(room_id) = direct.get(user_id).and_then(|rooms| rooms.last()) {
-            return Ok(room_id.clone());
+        let newest = direct
+            .get(user_id)
+            .and_then(Value::as_array)
+            .and_then(|rooms| rooms.last());
+        if let Some(room_id) = newest.and_then(Value::as_str) {
+            return Ok(room_id.to_owned());
         }
         self.check_user_exists(user_id).await?;
         let created = self
@@ -321,11 +331,12 @@ impl MatrixPlatform {
             )
             .await?;
         let room_id = room_id_of(&created)?;
-        direct
-            .entry(user_id.to_owned())
-            .or_default()
-            .push(room_id.clone());
-        self.put(&self.account_data_path("m.direct"), &json!(direct))
+        let rooms = direct.entry(user_id).or_insert_with(|| json!([]));
+        match rooms.as_array_mut() {
+            Some(rooms) => rooms.push(json!(room_id)),
+            None => *rooms = json!([room_id]),
+        }
+        self.put(&self.account_data_path("m.direct"), &Value::Object(direct))
             .await?;
         Ok(room_id)
     }

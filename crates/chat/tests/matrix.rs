@@ -195,6 +195,11 @@ async fn a_direct_message_creates_the_room_once_and_records_it_in_m_direct() {
     };
     let (bot, platform) = synapse.bot("bot-dm").await;
     let ada = synapse.person("ada").await;
+    let m_direct = format!("user/{}/account_data/m.direct", enc(&bot.user_id));
+    // What another client of the bot account recorded stays as it was.
+    let recorded_elsewhere = json!({"@carol:elsewhere": ["!old"], "odd": {"shape": 1}});
+    bot.ok(Method::PUT, &m_direct, Some(recorded_elsewhere))
+        .await;
 
     let first = platform
         .send(&to_person(&ada.user_id, "dm-1", "hello ada"))
@@ -215,16 +220,12 @@ async fn a_direct_message_creates_the_room_once_and_records_it_in_m_direct() {
     let (to_bob, again_to_bob) = tokio::join!(platform.send(&hi), platform.send(&hi_again));
     let to_bob = to_bob.unwrap();
     assert_eq!(again_to_bob.unwrap().channel_id, to_bob.channel_id);
-    let direct = bot
-        .ok(
-            Method::GET,
-            &format!("user/{}/account_data/m.direct", enc(&bot.user_id)),
-            None,
-        )
-        .await;
+    let direct = bot.ok(Method::GET, &m_direct, None).await;
     assert_eq!(
         direct,
         json!({
+            "@carol:elsewhere": ["!old"],
+            "odd": {"shape": 1},
             ada.user_id.clone(): [first.channel_id.clone()],
             bob.user_id.clone(): [to_bob.channel_id],
         })
