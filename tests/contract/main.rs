@@ -81,6 +81,7 @@ mod jobs;
 mod keys;
 mod kudos;
 mod labels;
+mod messaging;
 mod moods;
 mod orgs;
 mod teams;

@@ -47,6 +47,7 @@ pub struct Ports {
     pub forms: crate::forms::FormPorts,
     pub checkins: crate::checkins::CheckinPorts,
     pub jobs: crate::jobs::JobPorts,
+    pub messaging: crate::messaging::MessagingPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -80,6 +81,7 @@ impl Ports {
             ),
             forms: crate::forms::FormPorts::in_memory(org.people.clone()),
             jobs: crate::jobs::JobPorts::in_memory(),
+            messaging: crate::messaging::MessagingPorts::in_memory(org.people.clone()),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -141,6 +143,7 @@ impl Ports {
             forms: crate::forms::FormPorts::postgres(database.clone(), &db.url),
             checkins: crate::checkins::CheckinPorts::postgres(database.clone(), &db.url),
             jobs: crate::jobs::JobPorts::postgres(database.clone(), &db.url),
+            messaging: crate::messaging::MessagingPorts::postgres(database.clone(), &db.url),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

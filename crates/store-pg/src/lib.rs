@@ -6,6 +6,7 @@ mod pool;
 mod repo;
 mod rows;
 mod schema;
+mod secrets;
 
 pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
@@ -17,6 +18,8 @@ pub use repo::{
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,
     PgLabelledEntities, PgMoodRepository, PgOrgRepository, PgTeamRepository, PgTemplateRepository,
 };
+pub use repo::{PgEmailRepository, PgMessageRepository, PgPlatformDirectory};
+pub use secrets::{MIN_CONFIGURED_SECRET_LEN, PlatformSecretKey, SecretKeyTooShort};
 
 #[async_trait::async_trait]
 impl teamcomm_kernel::Readiness for Database {

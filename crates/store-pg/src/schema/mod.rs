@@ -15,6 +15,8 @@ pub(crate) mod forms;
 pub(crate) mod jobs;
 pub(crate) mod kudos;
 pub(crate) mod labels;
+// `messaging::{messages, message_deliveries, emails, platform_connections, platform_identities}`.
+pub(crate) mod messaging;
 mod outbox;
 
 pub(crate) use outbox::outbox_events;
