@@ -58,21 +58,20 @@ impl Mailer for SmtpMailer {
 }
 
 fn tls(settings: &SmtpSettings) -> Result<Tls, SmtpSettingsError> {
-    if settings.security == SmtpSecurity::Plain {
-        return Ok(Tls::None);
-    }
-    let tls_error = |e: lettre::transport::smtp::Error| SmtpSettingsError::Tls(e.to_string());
-    let mut parameters = TlsParameters::builder(settings.host.clone());
-    if let Some(pem) = &settings.extra_root_pem {
-        parameters =
-            parameters.add_root_certificate(Certificate::from_pem(pem).map_err(tls_error)?);
-    }
-    let parameters = parameters.build_rustls().map_err(tls_error)?;
+    let parameters = || {
+        let tls_error = |e: lettre::transport::smtp::Error| SmtpSettingsError::Tls(e.to_string());
+        let mut parameters = TlsParameters::builder(settings.host.clone());
+        if let Some(pem) = &settings.extra_root_pem {
+            parameters =
+                parameters.add_root_certificate(Certificate::from_pem(pem).map_err(tls_error)?);
+        }
+        parameters.build_rustls().map_err(tls_error)
+    };
     Ok(match settings.security {
         SmtpSecurity::Plain => Tls::None,
-        SmtpSecurity::OpportunisticStartTls => Tls::Opportunistic(parameters),
-        SmtpSecurity::StartTls => Tls::Required(parameters),
-        SmtpSecurity::ImplicitTls => Tls::Wrapper(parameters),
+        SmtpSecurity::OpportunisticStartTls => Tls::Opportunistic(parameters()?),
+        SmtpSecurity::StartTls => Tls::Required(parameters()?),
+        SmtpSecurity::ImplicitTls => Tls::Wrapper(parameters()?),
     })
 }
 

@@ -84,7 +84,7 @@ impl TestPki {
 }
 
 enum SinkTls {
-    None,
+    Plain,
     Implicit,
     StartTls,
 }
@@ -113,7 +113,7 @@ impl Sink {
             command.args(["--auth", &format!("{SMTP_USER}:{SMTP_PASSWORD}")]);
         }
         let pki = match tls {
-            SinkTls::None => None,
+            SinkTls::Plain => None,
             SinkTls::Implicit | SinkTls::StartTls => {
                 let pki = TestPki::write_to(&maildir.0);
                 command
@@ -245,7 +245,7 @@ fn text_parts(received: &Value) -> Vec<(String, String)> {
 #[tokio::test]
 async fn html_mail_arrives_with_its_headers_and_both_bodies() {
     let Some(python) = sink_python() else { return };
-    let sink = Sink::start(&python, SinkTls::None, false);
+    let sink = Sink::start(&python, SinkTls::Plain, false);
     let mailer =
         SmtpMailer::new(&sink.settings(&format!("smtp://127.0.0.1:{}", sink.port))).unwrap();
     let mail = mail_to(vec![
@@ -288,7 +288,7 @@ async fn html_mail_arrives_with_its_headers_and_both_bodies() {
 #[tokio::test]
 async fn text_only_mail_arrives_as_one_text_part() {
     let Some(python) = sink_python() else { return };
-    let sink = Sink::start(&python, SinkTls::None, false);
+    let sink = Sink::start(&python, SinkTls::Plain, false);
     let mailer =
         SmtpMailer::new(&sink.settings(&format!("smtp://127.0.0.1:{}", sink.port))).unwrap();
     let mail = OutgoingMail {
@@ -310,7 +310,7 @@ async fn text_only_mail_arrives_as_one_text_part() {
 #[tokio::test]
 async fn a_451_is_temporary_and_a_550_permanent() {
     let Some(python) = sink_python() else { return };
-    let sink = Sink::start(&python, SinkTls::None, false);
+    let sink = Sink::start(&python, SinkTls::Plain, false);
     let mailer =
         SmtpMailer::new(&sink.settings(&format!("smtp://127.0.0.1:{}", sink.port))).unwrap();
 
@@ -387,6 +387,25 @@ async fn smtp_with_tls_required_authenticates_after_starttls() {
 }
 
 #[tokio::test]
+async fn opportunistic_tls_upgrades_when_the_server_offers_starttls() {
+    let Some(python) = sink_python() else { return };
+    let sink = Sink::start(&python, SinkTls::StartTls, false);
+    let mailer = SmtpMailer::new(
+        &sink.settings(&format!("smtp://127.0.0.1:{}?tls=opportunistic", sink.port)),
+    )
+    .unwrap();
+
+    mailer
+        .send(&mail_to(vec![recipient(None, "zoe@example.com")]))
+        .await
+        .unwrap();
+
+    let (received, _) = sink.received(1);
+    assert_eq!(received["tls"], true);
+    assert_eq!(received["auth_login"], Value::Null);
+}
+
+#[tokio::test]
 async fn wrong_credentials_are_refused_without_showing_the_password() {
     let Some(python) = sink_python() else { return };
     let sink = Sink::start(&python, SinkTls::Implicit, true);
@@ -431,7 +450,7 @@ async fn a_server_certificate_from_an_untrusted_authority_is_refused() {
 #[tokio::test]
 async fn a_server_without_starttls_is_refused_when_tls_is_required() {
     let Some(python) = sink_python() else { return };
-    let sink = Sink::start(&python, SinkTls::None, false);
+    let sink = Sink::start(&python, SinkTls::Plain, false);
     let mailer =
         SmtpMailer::new(&sink.settings(&format!("smtp://127.0.0.1:{}?tls=required", sink.port)))
             .unwrap();
