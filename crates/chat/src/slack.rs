@@ -17,6 +17,7 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use reqwest::header::CONTENT_TYPE;
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 use teamcomm_messaging::platform::{
@@ -99,7 +100,10 @@ impl SlackPlatform {
             .bearer_auth(&self.config.bot_token)
             .timeout(REQUEST_TIMEOUT);
         if let Some(body) = body {
-            request = request.json(body);
+            // Slack wants the charset named (else it answers with a `missing_charset` warning).
+            request = request
+                .header(CONTENT_TYPE, "application/json; charset=utf-8")
+                .body(body.to_string());
         }
         let answer = request.send().await.map_err(transport)?;
         let status = answer.status();

@@ -213,11 +213,7 @@ async fn a_channel_post_in_a_thread_carries_blocks_and_appearance() {
     assert_eq!(post.http_method, "POST");
     assert_eq!(post.api_method, "chat.postMessage");
     assert_eq!(post.authorization, "Bearer xoxb-good");
-    assert!(
-        post.content_type.starts_with("application/json"),
-        "{}",
-        post.content_type
-    );
+    assert_eq!(post.content_type, "application/json; charset=utf-8");
     assert_eq!(
         post.body,
         json!({
