@@ -838,4 +838,85 @@ mod postgres_only {
             Some(connection)
         );
     }
+
+    /// Stored values the domain does not know (written by hand or by a newer version) are
+    /// errors, never read as something else.
+    #[tokio::test]
+    async fn unknown_stored_values_are_errors() {
+        let p = Ports::postgres().await;
+        let Side::Postgres { url, .. } = &p.messaging.side else {
+            unreachable!("a Postgres store")
+        };
+        let acme = p.org("Acme").await;
+        let admin = p.user(&acme, "ada@acme.test", "Ada", "Admin").await;
+        let m = &p.messaging;
+        let stored = message(
+            acme.id,
+            admin.id,
+            MessageKind::Post,
+            "hi",
+            &[channel("C1", None)],
+        );
+        m.messages
+            .queue_messages(std::slice::from_ref(&stored), &[message_job(&stored)])
+            .await
+            .unwrap();
+        let mail = email(acme.id, admin.id, &admin, None);
+        m.emails
+            .queue_emails(std::slice::from_ref(&mail), &[email_job(&mail)])
+            .await
+            .unwrap();
+        let mut conn = AsyncPgConnection::establish(url).await.expect("connect");
+        let mut corrupt = async |statement: &str| {
+            diesel::sql_query(statement)
+                .execute(&mut conn)
+                .await
+                .expect(statement);
+        };
+        let unreadable = async || {
+            matches!(
+                m.messages.get_message(acme.id, stored.id).await,
+                Err(RepoError::Other(_))
+            )
+        };
+
+        corrupt(
+            "UPDATE message_deliveries SET status = 'failed', failure_reason = 'lost_in_space'",
+        )
+        .await;
+        assert!(unreadable().await);
+        corrupt("UPDATE message_deliveries SET status = 'queued', failure_reason = NULL").await;
+        assert_eq!(
+            m.messages.get_message(acme.id, stored.id).await.unwrap(),
+            stored
+        );
+        corrupt(
+            "UPDATE messages SET buttons = \
+             '[{\"label\": \"x\", \"action\": {\"poll\": {}}, \"callback_url\": null, \"settings\": {}}]'",
+        )
+        .await;
+        assert!(unreadable().await);
+        corrupt("UPDATE messages SET buttons = '[]'").await;
+        corrupt("UPDATE emails SET status = 'failed', failure_reason = 'lost_in_space'").await;
+        assert!(matches!(
+            m.emails.get_email(acme.id, mail.id).await,
+            Err(RepoError::Other(_))
+        ));
+        m.directory
+            .save_connection(&PlatformConnection {
+                org_id: acme.id,
+                kind: PlatformKind::Slack,
+                base_url: None,
+                secret: PlatformSecret::new("xoxb-1"),
+            })
+            .await
+            .unwrap();
+        corrupt("ALTER TABLE platform_connections DROP CONSTRAINT platform_connections_kind_check")
+            .await;
+        corrupt("UPDATE platform_connections SET kind = 'irc'").await;
+        assert!(matches!(
+            m.directory.connection(acme.id).await,
+            Err(RepoError::Other(_))
+        ));
+    }
 }
