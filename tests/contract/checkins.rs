@@ -749,14 +749,23 @@ async fn a_response_reads_back_and_is_kept_once_a_day(p: Ports) {
             .insert_response(
                 &response(&c, &ann, day + Duration::days(3), "x"),
                 c.revision + 1,
-                &[event(org.id, EventType::FollowupsResponseCompleted, "stale")],
+                &[event(
+                    org.id,
+                    EventType::FollowupsResponseCompleted,
+                    "stale",
+                )],
             )
             .await,
         "checkins_revision",
     );
     let mut elsewhere = response(&c, &ann, day + Duration::days(2), "x");
     elsewhere.org_id = other.id;
-    assert_not_found(p.checkins.repo.insert_response(&elsewhere, c.revision, &[]).await);
+    assert_not_found(
+        p.checkins
+            .repo
+            .insert_response(&elsewhere, c.revision, &[])
+            .await,
+    );
     assert!(
         !p.recorded_events()
             .await
@@ -781,7 +790,11 @@ async fn response_edits_check_what_they_read(p: Ports) {
     p.checkins.repo.insert_checkin(&c).await.unwrap();
     let day = date!(2026 - 11 - 20);
     let r = response(&c, &ann, day, "Shipped");
-    p.checkins.repo.insert_response(&r, c.revision, &[]).await.unwrap();
+    p.checkins
+        .repo
+        .insert_response(&r, c.revision, &[])
+        .await
+        .unwrap();
     let mut edited = r.clone();
     edited.answers[0].response = json!("Shipped twice");
     edited.last_question_index = Some(1);
@@ -861,7 +874,11 @@ async fn deleting_responses_is_all_or_nothing(p: Ports) {
         .map(|i| response(&c, &ann, day + Duration::days(i), "x"))
         .collect();
     for r in &rs {
-        p.checkins.repo.insert_response(r, c.revision, &[]).await.unwrap();
+        p.checkins
+            .repo
+            .insert_response(r, c.revision, &[])
+            .await
+            .unwrap();
     }
     let gone = |mark: &str| event(org.id, EventType::FollowupsResponseDeleted, mark);
     p.checkins
@@ -930,7 +947,11 @@ async fn responses_are_listed_by_scope_person_text_and_days(p: Ports) {
     }
     p.checkins
         .repo
-        .insert_response(&response(&elsewhere, &cy, d1, "Elsewhere"), elsewhere.revision, &[])
+        .insert_response(
+            &response(&elsewhere, &cy, d1, "Elsewhere"),
+            elsewhere.revision,
+            &[],
+        )
         .await
         .unwrap();
     let list = |scope, user: Option<&User>, search: Option<&str>, from, until| {

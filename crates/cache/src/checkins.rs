@@ -1,15 +1,18 @@
-//! A read-through cache of check-ins (`get_checkin`): every response read or written starts by
-//! reading its check-in, which changes rarely. A check-in is served from memory for at most
-//! `TEAMCOMM_CHECKIN_CACHE_TTL_SECS`.
+//! A read-through cache of check-ins (`get_checkin`) and of response pages
+//! (`list_responses`): every response read or write starts by reading its check-in, which
+//! changes rarely, and a check-in's history is read far more often than it is written. Both are
+//! served from memory for at most `TEAMCOMM_CHECKIN_CACHE_TTL_SECS`.
 //!
 //! What keeps it honest:
-//! - a check-in write through this decorator starts a new generation for its organization, so
-//!   this instance never reads a check-in older than its own writes;
+//! - a check-in write through this decorator starts a new generation of the organization's
+//!   check-ins, and a response write (or a refused one: someone else wrote) a new generation
+//!   of its response pages, so this instance never reads anything older than its own writes;
 //! - writes never trust it: a check-in update names the revision it read and a response is
 //!   written only while its check-in is at the revision its rules were checked against. A
 //!   refusal for a changed check-in (`checkins_revision`) also starts a new generation, so the
 //!   service's retry reads the check-in afresh;
-//! - a change made elsewhere (another instance) shows in reads within the time-to-live.
+//! - a change made elsewhere (another instance, a team's membership, a person's name) shows in
+//!   reads within the time-to-live.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,13 +30,17 @@ use uuid::Uuid;
 
 use crate::generations::Generations;
 
-/// A `CheckinRepository` that answers `get_checkin` from memory and passes every other call
-/// through.
+type PageKey = (OrgId, u64, ResponseSelection, PageRequest);
+
+/// A `CheckinRepository` that answers `get_checkin` and `list_responses` from memory and passes
+/// every other call through.
 pub struct CheckinCache {
     inner: Arc<dyn CheckinRepository>,
-    /// `None` when the time-to-live is zero: every check-in is read from `inner`.
+    /// `None` when the time-to-live is zero: everything is read from `inner`.
     checkins: Option<Cache<(OrgId, u64, Uuid), Arc<Checkin>>>,
     generations: Generations,
+    pages: Option<Cache<PageKey, Arc<Page<AuthoredResponse>>>>,
+    page_generations: Generations,
 }
 
 impl CheckinCache {
@@ -44,10 +51,26 @@ impl CheckinCache {
                 .time_to_live(ttl)
                 .build()
         });
+        let pages = (!ttl.is_zero()).then(|| {
+            Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(ttl)
+                .build()
+        });
         CheckinCache {
             inner,
             checkins,
             generations: Generations::default(),
+            pages,
+            page_generations: Generations::default(),
+        }
+    }
+
+    /// Makes every cached response page of `org` unreachable, after a write that went through,
+    /// or one refused because the rows changed under it.
+    fn responses_changed<T>(&self, org: OrgId, result: &Result<T, RepoError>) {
+        if matches!(result, Ok(_) | Err(RepoError::Conflict { .. })) {
+            self.page_generations.bump(org);
         }
     }
 
@@ -138,6 +161,7 @@ impl CheckinRepository for CheckinCache {
             .inner
             .insert_response(response, expected_revision, events)
             .await;
+        self.responses_changed(response.org_id, &result);
         self.seen(response.org_id, result)
     }
 
@@ -147,9 +171,12 @@ impl CheckinRepository for CheckinCache {
         expected_updated_at: OffsetDateTime,
         events: &[Event],
     ) -> Result<(), RepoError> {
-        self.inner
+        let result = self
+            .inner
             .update_response(response, expected_updated_at, events)
-            .await
+            .await;
+        self.responses_changed(response.org_id, &result);
+        result
     }
 
     async fn responses_between(
@@ -171,7 +198,9 @@ impl CheckinRepository for CheckinCache {
         ids: &[Uuid],
         events: &[Event],
     ) -> Result<(), RepoError> {
-        self.inner.delete_responses(org, ids, events).await
+        let result = self.inner.delete_responses(org, ids, events).await;
+        self.responses_changed(org, &result);
+        result
     }
 
     async fn list_responses(
@@ -180,7 +209,25 @@ impl CheckinRepository for CheckinCache {
         selection: &ResponseSelection,
         page: PageRequest,
     ) -> Result<Page<AuthoredResponse>, RepoError> {
-        self.inner.list_responses(org, selection, page).await
+        let Some(pages) = &self.pages else {
+            return self.inner.list_responses(org, selection, page).await;
+        };
+        let key = (
+            org,
+            self.page_generations.current(org),
+            selection.clone(),
+            page,
+        );
+        pages
+            .try_get_with(key, async {
+                self.inner
+                    .list_responses(org, selection, page)
+                    .await
+                    .map(Arc::new)
+            })
+            .await
+            .map(|p| (*p).clone())
+            .map_err(|e: Arc<RepoError>| (*e).clone())
     }
 
     async fn day_responses(
@@ -201,16 +248,17 @@ mod tests {
     use serde_json::json;
     use teamcomm_forms::checkins::testing::InMemoryCheckinRepository;
     use teamcomm_forms::checkins::{
-        AnswerInput, Checkin, CheckinInput, CheckinRepository, CheckinService, NewCheckin,
-        ParticipantsInput, ResponseInput, ScheduleInput,
+        AnswerInput, Checkin, CheckinInput, CheckinRepository, CheckinResponse, CheckinService,
+        NewCheckin, ParticipantsInput, ResponseInput, ResponseScope, ResponseSelection,
+        ScheduleInput,
     };
     use teamcomm_forms::questions::NewQuestion;
     use teamcomm_forms::testing::InMemoryTemplateRepository;
-    use teamcomm_kernel::ErrorCode;
+    use teamcomm_kernel::{ErrorCode, PageRequest};
     use teamcomm_messaging::testing::InMemoryChannelRepository;
     use teamcomm_org::testing::{FixedClock, InMemoryOrgPorts};
     use teamcomm_org::{NewOrganization, NewUser, OrgRepository, User};
-    use time::macros::datetime;
+    use time::macros::{date, datetime};
 
     use super::CheckinCache;
 
@@ -371,12 +419,114 @@ mod tests {
         assert_eq!(f.cached_name().await, "Elsewhere", "read afresh");
     }
 
+    impl Fixture {
+        /// How many responses the admin's first page of the check-in shows.
+        async fn listed(&self) -> u64 {
+            let selection = ResponseSelection {
+                checkin: self.checkin.id,
+                scope: ResponseScope::All,
+                user: None,
+                search: None,
+                from: None,
+                until: None,
+            };
+            self.cache
+                .list_responses(self.admin.org_id, &selection, PageRequest::all())
+                .await
+                .unwrap()
+                .count
+        }
+
+        /// A response of the admin for `day`, as the service would build it.
+        fn response(&self, day: time::Date) -> CheckinResponse {
+            let at = datetime!(2026-11-23 12:00 UTC);
+            CheckinResponse {
+                id: uuid::Uuid::now_v7(),
+                org_id: self.admin.org_id,
+                checkin_id: self.checkin.id,
+                user_id: self.admin.id,
+                date: day,
+                answers: Vec::new(),
+                last_question_index: None,
+                completed: false,
+                questions_version: self.checkin.questions.version,
+                created_at: at,
+                updated_at: at,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_response_page_is_served_from_memory_until_a_response_write_passes_through() {
+        let f = Fixture::new(LONG).await;
+        assert_eq!(f.listed().await, 0);
+        // Behind the cache's back, as another instance would: not seen within the time-to-live.
+        f.store
+            .insert_response(
+                &f.response(date!(2026 - 11 - 20)),
+                f.checkin.revision,
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(f.listed().await, 0);
+        // Through the cache: the organization's pages are read afresh.
+        let mine = f.response(date!(2026 - 11 - 21));
+        f.cache
+            .insert_response(&mine, f.checkin.revision, &[])
+            .await
+            .unwrap();
+        assert_eq!(f.listed().await, 2);
+        // An edit and a delete through the cache are seen at once too.
+        f.store
+            .insert_response(
+                &f.response(date!(2026 - 11 - 22)),
+                f.checkin.revision,
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(f.listed().await, 2);
+        f.cache
+            .delete_responses(f.admin.org_id, &[mine.id], &[])
+            .await
+            .unwrap();
+        assert_eq!(f.listed().await, 2, "one gone, the hidden one now seen");
+        // A refused write means the rows changed under it: read afresh.
+        f.store
+            .insert_response(
+                &f.response(date!(2026 - 11 - 19)),
+                f.checkin.revision,
+                &[],
+            )
+            .await
+            .unwrap();
+        assert!(
+            f.cache
+                .delete_responses(f.admin.org_id, &[mine.id], &[])
+                .await
+                .is_err()
+        );
+        assert_eq!(f.listed().await, 3);
+    }
+
     #[tokio::test]
     async fn a_zero_time_to_live_reads_through_every_time() {
         let f = Fixture::new(Duration::ZERO).await;
         assert_eq!(f.cached_name().await, "Standup");
         f.rename_behind_its_back("Elsewhere").await;
         assert_eq!(f.cached_name().await, "Elsewhere");
+        assert_eq!(f.listed().await, 0);
+        let current = f
+            .store
+            .get_checkin(f.admin.org_id, f.checkin.id)
+            .await
+            .unwrap();
+        f.store
+            .insert_response(&f.response(date!(2026 - 11 - 20)), current.revision, &[])
+            .await
+            .unwrap();
+        assert_eq!(f.listed().await, 1);
         f.service
             .submit_response(&f.admin, f.checkin.id, &f.answer(), None)
             .await

@@ -55,7 +55,7 @@ impl CheckinSelection {
 }
 
 /// Whose responses a listing may show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResponseScope {
     All,
     /// The person's own.
@@ -65,7 +65,7 @@ pub enum ResponseScope {
 }
 
 /// The conditions of a response listing of one check-in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResponseSelection {
     pub checkin: Uuid,
     pub scope: ResponseScope,
