@@ -14,7 +14,10 @@
 # >= 50% of the floor: a page costs the same whatever the organization's size).
 # The users case asks for the same page over and over, so it measures the cached path.
 # checkin_responses (GET /v1/checkins/<uuid>/responses/ for one week, page of 25, on a check-in
-# with 50,000 responses, target >= 50% of the floor); checkin_submit (POST of a new check-in
+# with 50,000 responses, through the check-in cache: target >= 50% of the floor);
+# checkin_responses_nocache (the same on the second server, TEAMCOMM_CHECKIN_CACHE_TTL_SECS=0:
+# the check-in read and the page's statement on every request; no target, reported);
+# checkin_submit (POST of a new check-in
 # response, target >= 50% of insert_floor: POST /bench/insert/, one bare single-row insert through
 # the same pool and repository layer).
 #
@@ -259,7 +262,7 @@ BIG_KEY="$(env "${BENCH_ENV[@]}" "$BIN" admin create-api-key "$BIG_ADMIN" --name
 
 # Without --demo the server wants a session-signing secret; nothing here uses sessions.
 JWT_SECRET="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
-start_server nocache "$LISTEN_NOCACHE" TEAMCOMM_DIRECTORY_CACHE_TTL_SECS=0 TEAMCOMM_JWT_SECRET="$JWT_SECRET" -- serve
+start_server nocache "$LISTEN_NOCACHE" TEAMCOMM_DIRECTORY_CACHE_TTL_SECS=0 TEAMCOMM_CHECKIN_CACHE_TTL_SECS=0 TEAMCOMM_JWT_SECRET="$JWT_SECRET" -- serve
 
 people="$(curl -sf -H "X-API-KEY: $BIG_KEY" "$BASE_NOCACHE/v1/users/?page_size=1" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])')" ||
@@ -441,7 +444,8 @@ define_case me floor 95
 define_case users floor 50 # cached
 define_case users_nocache floor 50
 define_case users_1m_nocache floor 50
-define_case checkin_responses floor 50
+define_case checkin_responses floor 50 # cached
+define_case checkin_responses_nocache - -
 define_case insert_floor - -
 define_case checkin_submit insert_floor 50
 
@@ -452,6 +456,7 @@ bench_round() {
     run_case users_nocache "$BASE_NOCACHE/v1/users/?page_size=25" "X-API-KEY: $KEY"
     run_case users_1m_nocache "$BASE_NOCACHE/v1/users/?page_size=25" "X-API-KEY: $BIG_KEY"
     run_case checkin_responses "$BASE/v1/checkins/$CHECKIN/responses/?date_start=$RESP_FROM&date_end=$RESP_UNTIL&page_size=25" "X-API-KEY: $KEY"
+    run_case checkin_responses_nocache "$BASE_NOCACHE/v1/checkins/$CHECKIN/responses/?date_start=$RESP_FROM&date_end=$RESP_UNTIL&page_size=25" "X-API-KEY: $KEY"
     run_case insert_floor "$BASE/bench/insert/?org=$ORG" "" "$WORK/insert.lua"
     run_case checkin_submit "$BASE/v1/checkins/$SUBMIT_CHECKIN/responses/" "" "$WORK/submit.lua" reset_submissions
     # >>> add new cases here <<<
