@@ -37,6 +37,16 @@ fn is_shutdown(message: &str) -> bool {
     .any(|m| message.contains(m))
 }
 
+/// A foreign key to an organization that does not exist is an unknown organization.
+pub(crate) fn unknown_organization(e: RepoError) -> RepoError {
+    match e {
+        RepoError::Conflict { constraint } if constraint.ends_with("organization_id_fkey") => {
+            RepoError::NotFound
+        }
+        other => other,
+    }
+}
+
 pub(crate) fn pool_error(e: impl std::fmt::Display) -> RepoError {
     RepoError::Unavailable(e.to_string())
 }

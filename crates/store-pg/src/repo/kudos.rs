@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::outbox;
 use super::paging::{count_from, like_pattern, load_page};
 use crate::Database;
-use crate::error::db_error;
+use crate::error::{db_error, unknown_organization};
 use crate::rows::UserRow;
 use crate::schema::kudos::{company_values, kudos, kudos_boosts, kudos_receivers};
 use crate::schema::{organizations, users};
@@ -118,16 +118,6 @@ impl From<InTransaction> for RepoError {
             InTransaction::Db(e) => db_error(e),
             InTransaction::Repo(e) => e,
         }
-    }
-}
-
-/// A foreign key to an organization that does not exist is an unknown organization.
-fn unknown_organization(e: RepoError) -> RepoError {
-    match e {
-        RepoError::Conflict { constraint } if constraint.ends_with("organization_id_fkey") => {
-            RepoError::NotFound
-        }
-        other => other,
     }
 }
 

@@ -29,7 +29,7 @@ use uuid::Uuid;
 
 use super::jobs;
 use crate::Database;
-use crate::error::db_error;
+use crate::error::{db_error, unknown_organization};
 use crate::rows::unknown_value;
 use crate::schema::messaging::{
     emails, message_deliveries, messages, platform_connections, platform_identities,
@@ -48,16 +48,6 @@ fn stored_position(position: u32) -> Result<i32, RepoError> {
 
 fn position_from(column: &str, stored: i32) -> Result<u32, RepoError> {
     u32::try_from(stored).map_err(|_| unknown_value(column, stored))
-}
-
-/// A foreign key to an organization that does not exist is an unknown organization.
-fn unknown_organization(e: RepoError) -> RepoError {
-    match e {
-        RepoError::Conflict { constraint } if constraint.ends_with("organization_id_fkey") => {
-            RepoError::NotFound
-        }
-        other => other,
-    }
 }
 
 // ---------------------------------------------------------------- messages
