@@ -11,6 +11,8 @@
 mod http;
 mod matrix;
 mod slack;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use http::http_client;
 pub use matrix::{MatrixConfig, MatrixPlatform};

@@ -1,14 +1,12 @@
-//! The Matrix adapter against a real Synapse (see `support/synapse.rs`; skipped with a note when
-//! `TEAMCOMM_SYNAPSE_PYTHON` is unset, failing under CI).
-
-mod support;
+//! The Matrix adapter against a real Synapse (`teamcomm_chat::testing::synapse`; skipped with a
+//! note when `TEAMCOMM_SYNAPSE_PYTHON` is unset, failing under CI).
 
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::synapse::{Account, SERVER_NAME, Synapse, enc};
 use teamcomm_chat::MatrixPlatform;
+use teamcomm_chat::testing::synapse::{Account, SERVER_NAME, Synapse, enc, unique};
 use teamcomm_messaging::platform::{
     BotAppearance, Button, ButtonKind, ChatPlatform, Destination, InboundEvent, OutgoingMessage,
     PlatformChannel, PlatformError,
@@ -309,7 +307,7 @@ async fn open_conversation_invites_the_people_and_a_retry_finds_the_same_room() 
     let ada = synapse.person("ada").await;
     let bob = synapse.person("bob").await;
     let people = [ada.user_id.clone(), bob.user_id.clone()];
-    let key = support::synapse::unique("open-");
+    let key = unique("open-");
 
     let room_id = platform.open_conversation(&people, &key).await.unwrap();
     let again = platform.open_conversation(&people, &key).await.unwrap();
@@ -586,7 +584,7 @@ async fn unknown_rooms_and_people_are_not_found() {
     let (bot, platform) = synapse.bot("bot-unknown").await;
     let ada = synapse.person("ada").await;
     let not_joined = ada.create_room(None, false, &[]).await;
-    let ghost = format!("@{}:{SERVER_NAME}", support::synapse::unique("ghost"));
+    let ghost = format!("@{}:{SERVER_NAME}", unique("ghost"));
 
     let refusals = [
         platform

@@ -16,8 +16,6 @@
 //! run and the others wait for its port; that server watches the nextest process instead, and
 //! ends with it.
 
-#![allow(dead_code)] // each test binary uses its own part of the kit
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -27,11 +25,11 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::{MatrixConfig, MatrixPlatform};
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sha1::Sha1;
-use teamcomm_chat::{MatrixConfig, MatrixPlatform};
 
 pub const SERVER_NAME: &str = "localhost";
 const SHARED_SECRET: &str = "teamcomm-test-registration-secret";
@@ -256,7 +254,7 @@ impl Synapse {
                 bot_user_id: bot.user_id.clone(),
                 device_id: bot.device_id.clone(),
             },
-            teamcomm_chat::http_client().unwrap(),
+            crate::http_client().unwrap(),
         )
     }
 

@@ -1,3 +1,0 @@
-//! Test support shared by the adapter's test binaries.
-
-pub mod synapse;
