@@ -1,6 +1,6 @@
 //! The Matrix adapter: a bot account on a homeserver, through the Client-Server API v3.
 //!
-//! Choices a reader needs (also in docs/decisions.md):
+//! Choices a reader needs:
 //! - **Sends land once.** A send is a `PUT …/send/m.room.message/{txnId}` whose transaction id is
 //!   the message's idempotency key; the homeserver answers a repeated id with the first event id.
 //!   Transaction ids are scoped to the *device*, so the bot's token must belong to the pinned

@@ -1,6 +1,6 @@
 //! The Slack adapter: a bot token on the Web API.
 //!
-//! Choices a reader needs (also in docs/decisions.md):
+//! Choices a reader needs:
 //! - **No send dedupe on Slack's side.** `chat.postMessage` has no idempotency key, so a retry
 //!   that follows a lost answer posts twice. Sends land once because the caller (the domain's
 //!   delivery worker) records each delivered target and never sends it again; only a crash
