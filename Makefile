@@ -24,7 +24,7 @@ build:
 ## and the SMTP adapter against a real SMTP server (scripts/install-smtp.sh, aiosmtpd 1.4.6).
 test:
 	DAILYBOT_CLI="$$(bash scripts/install-cli.sh | tail -n1)" \
-	TEAMCOMM_SYNAPSE_PYTHON="$$(bash scripts/install-synapse.sh | tail -n1)" \
+	TEAMCOMM_TEST_SYNAPSE_PYTHON="$$(bash scripts/install-synapse.sh | tail -n1)" \
 	TEAMCOMM_TEST_SMTP_PYTHON="$$(bash scripts/install-smtp.sh | tail -n1)" \
 	cargo nextest run --workspace --no-fail-fast
 

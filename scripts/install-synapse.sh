@@ -4,16 +4,16 @@
 # this interpreter). Idempotent: an existing venv with the pinned version is left untouched. The
 # last line printed on stdout is the absolute path of the venv's `python`, e.g.
 #
-#   export TEAMCOMM_SYNAPSE_PYTHON="$(scripts/install-synapse.sh | tail -n1)"
+#   export TEAMCOMM_TEST_SYNAPSE_PYTHON="$(scripts/install-synapse.sh | tail -n1)"
 #
 # Environment:
-#   TEAMCOMM_SYNAPSE_VENV  venv directory (default: $HOME/.cache/teamcomm-synapse-venv)
+#   TEAMCOMM_TEST_SYNAPSE_VENV  venv directory (default: $HOME/.cache/teamcomm-synapse-venv)
 #   PYTHON                 interpreter used to create the venv (default: python3)
 set -euo pipefail
 
 VERSION="1.163.2"
 PACKAGE="matrix-synapse==${VERSION}"
-VENV="${TEAMCOMM_SYNAPSE_VENV:-$HOME/.cache/teamcomm-synapse-venv}"
+VENV="${TEAMCOMM_TEST_SYNAPSE_VENV:-$HOME/.cache/teamcomm-synapse-venv}"
 PYTHON="${PYTHON:-python3}"
 
 log() { echo "install-synapse: $*" >&2; }

@@ -1,5 +1,5 @@
 //! The Matrix adapter against a real Synapse (`teamcomm_chat::testing::synapse`; skipped with a
-//! note when `TEAMCOMM_SYNAPSE_PYTHON` is unset, failing under CI).
+//! note when `TEAMCOMM_TEST_SYNAPSE_PYTHON` is unset, failing under CI).
 
 use std::time::Duration;
 

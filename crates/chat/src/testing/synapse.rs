@@ -1,6 +1,6 @@
 //! A real Synapse homeserver for the Matrix adapter's tests.
 //!
-//! The interpreter comes from `TEAMCOMM_SYNAPSE_PYTHON` (`scripts/install-synapse.sh` prints it).
+//! The interpreter comes from `TEAMCOMM_TEST_SYNAPSE_PYTHON` (`scripts/install-synapse.sh` prints it).
 //! Unset, a test is skipped with a note, except under CI (`CI` set), where it fails: the tests
 //! must never pass there without having run.
 //!
@@ -87,12 +87,12 @@ pub struct Account {
 
 /// The Synapse interpreter, or `None` (with a printed note) when the tests are to be skipped.
 pub fn python() -> Option<PathBuf> {
-    match std::env::var_os("TEAMCOMM_SYNAPSE_PYTHON").filter(|p| !p.is_empty()) {
+    match std::env::var_os("TEAMCOMM_TEST_SYNAPSE_PYTHON").filter(|p| !p.is_empty()) {
         Some(path) => {
             let path = PathBuf::from(path);
             assert!(
                 path.is_file(),
-                "TEAMCOMM_SYNAPSE_PYTHON={} does not exist: run scripts/install-synapse.sh",
+                "TEAMCOMM_TEST_SYNAPSE_PYTHON={} does not exist: run scripts/install-synapse.sh",
                 path.display()
             );
             Some(path)
@@ -100,11 +100,11 @@ pub fn python() -> Option<PathBuf> {
         None => {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "TEAMCOMM_SYNAPSE_PYTHON is not set: under CI the Matrix tests must run \
-                 (TEAMCOMM_SYNAPSE_PYTHON=\"$(scripts/install-synapse.sh | tail -n1)\")"
+                "TEAMCOMM_TEST_SYNAPSE_PYTHON is not set: under CI the Matrix tests must run \
+                 (TEAMCOMM_TEST_SYNAPSE_PYTHON=\"$(scripts/install-synapse.sh | tail -n1)\")"
             );
             println!(
-                "note: Matrix test skipped: TEAMCOMM_SYNAPSE_PYTHON is not set \
+                "note: Matrix test skipped: TEAMCOMM_TEST_SYNAPSE_PYTHON is not set \
                  (run scripts/install-synapse.sh and export the path it prints)"
             );
             None
