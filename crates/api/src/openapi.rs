@@ -5,10 +5,10 @@ use actix_web::App;
 use teamcomm_keys::CliAccess;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::path::{Operation, ParameterIn};
-use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
@@ -90,8 +90,8 @@ fn document_policy(operation: &mut Operation, policy: &Policy) {
 
 /// Builds the document from the registered routes. Every operation also documents a `default`
 /// response, the error envelope: any status a route does not list (405, 413, 415, 429, 5xx…)
-/// still answers with it; every query parameter also admits the empty value, which counts as
-/// not given.
+/// still answers with it; every optional query parameter also admits a blank value, which counts
+/// as not given.
 pub fn document() -> OpenApiDoc {
     let (_, mut doc) = App::new()
         .into_utoipa_app()
@@ -107,10 +107,10 @@ pub fn document() -> OpenApiDoc {
                 .build(),
         )
         .build();
-    let empty_is_absent = Schema::Object(
+    let blank_is_absent = Schema::Object(
         ObjectBuilder::new()
             .schema_type(Type::String)
-            .max_length(Some(0))
+            .pattern(Some(format!("^[{}]*$", crate::extract::text::TRIMMED)))
             .build(),
     );
     let registry = crate::routes::registry();
@@ -132,18 +132,20 @@ pub fn document() -> OpenApiDoc {
             if let Some(policy) = registry.policy_of_template(method, path) {
                 document_policy(operation, &policy);
             }
-            // An empty query value (`?date=`) counts as not given (`extract::query_de`): say so.
+            // A blank query value (`?date=`) counts as not given (`extract::query_de`): say so
+            // where that is allowed. `anyOf`: a blank search fits both.
             for parameter in operation.parameters.iter_mut().flatten() {
                 let RefOr::T(parameter) = parameter else {
                     continue;
                 };
                 if parameter.parameter_in == ParameterIn::Query
+                    && parameter.required != Required::True
                     && let Some(schema) = parameter.schema.take()
                 {
-                    parameter.schema = Some(RefOr::T(Schema::OneOf(
-                        OneOfBuilder::new()
+                    parameter.schema = Some(RefOr::T(Schema::AnyOf(
+                        AnyOfBuilder::new()
                             .item(schema)
-                            .item(empty_is_absent.clone())
+                            .item(blank_is_absent.clone())
                             .build(),
                     )));
                 }

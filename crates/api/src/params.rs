@@ -251,6 +251,30 @@ fn comma_list<T>(raw: &str, parse: impl Fn(&str) -> Result<T, Error>) -> Result<
     parts.into_iter().map(parse).collect()
 }
 
+/// A UUID as clients write it (hyphenated, either case); the parser also takes other forms.
+const UUID_PATTERN: &str =
+    "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
+
+/// The schema of a comma-separated list: 1 to [`MAX_LIST_VALUES`] values matching
+/// `item_pattern`, spaces around them allowed (blank values, which the parser drops, are left
+/// out of the document).
+fn comma_list_schema(item_pattern: &str, description: String) -> ObjectBuilder {
+    let more = MAX_LIST_VALUES - 1;
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(format!(
+            "^ *(?:{item_pattern}) *(?:, *(?:{item_pattern}) *){{0,{more}}}$"
+        )))
+        .description(Some(description))
+}
+
+fn comma_uuids_schema() -> ObjectBuilder {
+    comma_list_schema(
+        UUID_PATTERN,
+        format!("Comma-separated UUIDs, at most {MAX_LIST_VALUES}."),
+    )
+}
+
 /// People by UUID, comma-separated (`owner_user_ids`, `submitter_user_ids`): each a UUID
 /// (`invalid_user_identifier`), at most 50.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,12 +288,7 @@ impl<'de> Deserialize<'de> for UserIds {
     }
 }
 
-param_schema!(
-    UserIds,
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("Comma-separated UUIDs, at most 50."))
-);
+param_schema!(UserIds, comma_uuids_schema());
 
 /// Objects by UUID, comma-separated (`labels`): each a UUID (`invalid_filter_value`), at
 /// most 50.
@@ -288,12 +307,7 @@ impl<'de> Deserialize<'de> for UuidList {
     }
 }
 
-param_schema!(
-    UuidList,
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some("Comma-separated UUIDs, at most 50."))
-);
+param_schema!(UuidList, comma_uuids_schema());
 
 /// Names of a domain enum, comma-separated (`submission_sources=member,automation`): each
 /// one of its names (`invalid_filter_value`).
@@ -318,12 +332,10 @@ impl<'de, T: teamcomm_kernel::WireEnum> Deserialize<'de> for Names<T> {
 
 impl<T: teamcomm_kernel::WireEnum> PartialSchema for Names<T> {
     fn schema() -> RefOr<Schema> {
-        let names = T::names();
+        let one_of: Vec<String> = T::ALL.iter().map(|v| regex::escape(v.as_str())).collect();
+        let description = format!("Comma-separated, any of: {}.", T::names());
         RefOr::T(Schema::Object(
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .description(Some(format!("Comma-separated, any of: {names}.")))
-                .build(),
+            comma_list_schema(&one_of.join("|"), description).build(),
         ))
     }
 }
@@ -375,6 +387,42 @@ mod tests {
             (e.code(), e.extra()["max"].clone()),
             (ErrorCode::TooManyFilterValues, 50.into())
         );
+    }
+
+    /// Whether `value` fits the pattern `T` documents.
+    fn documented<T: PartialSchema>(value: &str) -> bool {
+        let schema = serde_json::to_value(T::schema()).unwrap();
+        regex::Regex::new(schema["pattern"].as_str().unwrap())
+            .unwrap()
+            .is_match(value)
+    }
+
+    #[test]
+    fn list_patterns_admit_only_what_the_parsers_take() {
+        #[derive(Debug, Deserialize)]
+        struct L {
+            ids: UserIds,
+            labels: UuidList,
+            sources: Names<teamcomm_forms::forms::SubmissionSource>,
+        }
+        let one = "01A20072-0d11-70e6-85aa-3b7d8f66493c";
+        let fifty = vec![one; MAX_LIST_VALUES].join(",");
+        for ids in [one.to_owned(), format!(" {one} , {one}"), fifty.clone()] {
+            assert!(documented::<UuidList>(&ids), "{ids}");
+            assert!(documented::<UserIds>(&ids), "{ids}");
+            let l: L = from_query_string(&format!(
+                "ids={ids}&labels={ids}&sources=member,%20automation"
+            ))
+            .unwrap();
+            assert_eq!(l.ids.0.len(), l.labels.0.len());
+            assert_eq!(l.sources.0.len(), 2);
+        }
+        for bad in ["x", "", &format!("{fifty},{one}"), &format!("{one};{one}")] {
+            assert!(!documented::<UuidList>(bad), "{bad}");
+        }
+        type Sources = Names<teamcomm_forms::forms::SubmissionSource>;
+        assert!(documented::<Sources>("member, automation"));
+        assert!(!documented::<Sources>("members"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Body field types for human-readable names. They carry the domain's text rule
-//! (`teamcomm_kernel::text`) into the document as a pattern and a maximum length, so clients and
-//! generated tests see which names the service accepts; the domain still applies the rule.
+//! Body field types for human-readable names and other text with a rule. They carry the
+//! domain's rule (for names `teamcomm_kernel::text`) into the document as a pattern and a maximum
+//! length, so clients and generated tests see which values the service accepts; the domain still
+//! applies the rule.
 
 use std::borrow::Cow;
 
@@ -9,8 +10,8 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-/// White space the rule trims (Rust's `char::is_whitespace`).
-const TRIMMED: &str =
+/// White space the rule trims (Rust's `char::is_whitespace`), as a pattern's character class.
+pub(crate) const TRIMMED: &str =
     r"\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000";
 /// Control characters and bidirectional embeddings, overrides and isolates: never inside a name.
 const FORBIDDEN: &str = r"\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069";
@@ -76,6 +77,57 @@ impl<const MAX: usize> ToSchema for OptionalName<MAX> {
         format!("OptionalName{MAX}").into()
     }
 }
+
+/// Control characters (`char::is_control`): none inside one-line text.
+const CONTROL: &str = r"\u0000-\u001F\u007F-\u009F";
+
+/// Free text on one line (a response's `submission_source`): white space around it is trimmed
+/// and a blank is none; no control character inside, at most `MAX` characters once trimmed.
+/// The pattern states the length (white space around does not count).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct OneLine<const MAX: usize>(pub String);
+
+impl<const MAX: usize> PartialSchema for OneLine<MAX> {
+    fn schema() -> RefOr<Schema> {
+        let pattern = format!("^[{TRIMMED}]*[^{CONTROL}]{{0,{MAX}}}[{TRIMMED}]*$");
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(pattern))
+                .build(),
+        ))
+    }
+}
+
+impl<const MAX: usize> ToSchema for OneLine<MAX> {
+    fn name() -> Cow<'static, str> {
+        format!("OneLine{MAX}").into()
+    }
+}
+
+/// A form's chat command as the domain accepts it: once trimmed, 1 to `MAX_COMMAND` ASCII
+/// letters (either case: it is kept lower-case), digits, `-` or `_`, starting with a letter or
+/// digit. The pattern states the length (white space around does not count).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct ChatCommand(pub String);
+
+impl PartialSchema for ChatCommand {
+    fn schema() -> RefOr<Schema> {
+        let more = teamcomm_forms::forms::MAX_COMMAND - 1;
+        let pattern = format!("^[{TRIMMED}]*[A-Za-z0-9][A-Za-z0-9_-]{{0,{more}}}[{TRIMMED}]*$");
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(pattern))
+                .examples(["standup"])
+                .build(),
+        ))
+    }
+}
+
+impl ToSchema for ChatCommand {}
 
 /// An e-mail address as the domain accepts it: something, `@`, then a domain that does not
 /// start with a dot and has one; no white space or forbidden character inside.
@@ -158,6 +210,33 @@ mod tests {
         assert!(fits(name_schema(10, true), ""));
         assert!(fits(name_schema(10, true), "  "));
         assert!(!fits(name_schema(10, true), "\u{200b}"));
+    }
+
+    #[test]
+    fn one_line_and_command_patterns_follow_the_domain_rules() {
+        let line = OneLine::<5>::schema;
+        for ok in ["", "  ", "a:b c", "\tabcde\n", "😀😀😀😀😀"] {
+            assert!(fits(line(), ok), "{ok:?}");
+        }
+        for bad in ["a\nb", "abcdef", "a\u{7}", "\u{85}x\u{9f}"] {
+            assert!(!fits(line(), bad), "{bad:?}");
+        }
+        let longest = "a".repeat(teamcomm_forms::forms::MAX_COMMAND);
+        for ok in ["standup", " Daily-2_b\n", &longest] {
+            assert!(fits(ChatCommand::schema(), ok), "{ok:?}");
+        }
+        for bad in [
+            "",
+            " ",
+            "-a",
+            "_a",
+            "a b",
+            "ö",
+            "a?",
+            &format!("{longest}a"),
+        ] {
+            assert!(!fits(ChatCommand::schema(), bad), "{bad:?}");
+        }
     }
 
     #[test]

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use teamcomm_forms::forms::{
     AttachedChannel, Audience, AudienceInput, AudienceMode, FlowStatus, FormConfig, FormListFilter,
-    FormOrder, FormScope, GuestUser, MAX_FORM_NAME, Members, MembersInput, NewForm, Person,
-    ResponseListFilter, ResponseOrder, StateInput, Submission, SubmissionSource, VisibleForm,
-    VisibleResponse, WorkflowInput, WorkflowState, content_json,
+    FormOrder, FormScope, GuestUser, MAX_FORM_NAME, MAX_GUEST_NAME, MAX_SUBMISSION_LABEL, Members,
+    MembersInput, NewForm, Person, ResponseListFilter, ResponseOrder, StateInput, Submission,
+    SubmissionSource, VisibleForm, VisibleResponse, WorkflowInput, WorkflowState, content_json,
 };
 use teamcomm_kernel::{Error, WireEnum};
 use teamcomm_org::User;
@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, Name, Wire, nullable};
+use crate::extract::{ChatCommand, JsonBody, Name, OneLine, OptionalName, Wire, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Day, Names, Search, UserIds, UserRef, UuidList, search};
 use crate::routes::questions::{QuestionBody, QuestionPatchBody, QuestionView, ReorderBody};
@@ -533,8 +533,8 @@ macro_rules! form_settings_body {
             /// unique among the organization's live forms while enabled
             /// (`form_command_taken`); null removes it.
             #[serde(default, deserialize_with = "nullable")]
-            #[schema(value_type = Option<String>, max_length = 31)]
-            command: Option<Option<String>>,
+            #[schema(value_type = Option<ChatCommand>)]
+            command: Option<Option<ChatCommand>>,
             /// Defaults to true when a command is set.
             command_enabled: Option<bool>,
         }
@@ -557,7 +557,7 @@ macro_rules! form_settings_body {
                     who_can_see_responses: self.who_can_see_responses.map(Into::into),
                     who_can_change_states: self.who_can_change_states.map(Into::into),
                     approvers: self.approvers.map(Into::into),
-                    command: self.command,
+                    command: self.command.map(|c| c.map(|c| c.0)),
                     command_enabled: self.command_enabled,
                 };
                 Ok((($(self.$f,)*), config))
@@ -614,8 +614,7 @@ impl FormConfigBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GuestUserBody {
-    #[schema(max_length = 150)]
-    full_name: Option<String>,
+    full_name: Option<OptionalName<{ MAX_GUEST_NAME }>>,
     #[schema(max_length = 254)]
     email: Option<String>,
 }
@@ -633,10 +632,9 @@ pub struct SubmitResponseBody {
     anonymous: Option<bool>,
     /// Who the response is from (automation and guest responses).
     guest_user: Option<GuestUserBody>,
-    /// Free-text provenance (`workflow:release`), at most 512 characters; shown as
+    /// Free-text provenance (`workflow:release`), one line of at most 512 characters; shown as
     /// `submission_label`.
-    #[schema(max_length = 512)]
-    submission_source: Option<String>,
+    submission_source: Option<OneLine<{ MAX_SUBMISSION_LABEL }>>,
 }
 
 impl From<SubmitResponseBody> for Submission {
@@ -646,10 +644,10 @@ impl From<SubmitResponseBody> for Submission {
             automation: b.automation.unwrap_or(false),
             anonymous: b.anonymous.unwrap_or(false),
             guest: b.guest_user.map(|g| GuestUser {
-                full_name: g.full_name,
+                full_name: g.full_name.map(|n| n.0),
                 email: g.email,
             }),
-            label: b.submission_source,
+            label: b.submission_source.map(|l| l.0),
         }
     }
 }
@@ -1216,19 +1214,16 @@ pub async fn transition_response(
 mod tests {
     use serde_json::json;
     use teamcomm_forms::forms::workflow::{MAX_STATE_LABEL, MAX_STATES};
-    use teamcomm_forms::forms::{
-        MAX_AUDIENCE, MAX_COMMAND, MAX_GUEST_EMAIL, MAX_GUEST_NAME, MAX_NOTE, MAX_SUBMISSION_LABEL,
-    };
+    use teamcomm_forms::forms::{MAX_AUDIENCE, MAX_GUEST_EMAIL, MAX_NOTE};
     use teamcomm_forms::questions::MAX_QUESTIONS;
     use utoipa::PartialSchema;
 
     use super::*;
 
+    /// (`command`, `submission_source` and the guest's `full_name` have types built from the
+    /// domain's limits.)
     #[test]
     fn the_document_states_the_domains_limits() {
-        let config = serde_json::to_value(FormConfigBody::schema()).unwrap();
-        let p = &config["properties"];
-        assert_eq!(p["command"]["maxLength"], json!(MAX_COMMAND));
         let audience = serde_json::to_value(AudienceBody::schema()).unwrap();
         for list in ["user_uuids", "team_uuids"] {
             assert_eq!(
@@ -1247,16 +1242,7 @@ mod tests {
             state["properties"]["label"]["maxLength"],
             json!(MAX_STATE_LABEL)
         );
-        let submit = serde_json::to_value(SubmitResponseBody::schema()).unwrap();
-        assert_eq!(
-            submit["properties"]["submission_source"]["maxLength"],
-            json!(MAX_SUBMISSION_LABEL)
-        );
         let guest = serde_json::to_value(GuestUserBody::schema()).unwrap();
-        assert_eq!(
-            guest["properties"]["full_name"]["maxLength"],
-            json!(MAX_GUEST_NAME)
-        );
         assert_eq!(
             guest["properties"]["email"]["maxLength"],
             json!(MAX_GUEST_EMAIL)
