@@ -44,6 +44,7 @@ use crate::ports::{Ports, assert_conflict, assert_not_found};
 
 contract!(
     messages_read_back_as_queued_with_their_job,
+    a_send_to_thousands_of_targets_reads_back_whole,
     delivery_outcomes_are_recorded_and_settle_the_message,
     another_organizations_messages_and_emails_are_not_found,
     a_refused_write_stores_neither_the_sends_nor_their_jobs,
@@ -325,6 +326,42 @@ async fn messages_read_back_as_queued_with_their_job(p: Ports) {
     );
     assert_job_queued(m, &edit_job).await;
     assert_not_found(m.messages.get_message(acme.id, MessageId::new()).await);
+}
+
+/// More deliveries than one insert statement can bind (Postgres: 65,535 parameters).
+async fn a_send_to_thousands_of_targets_reads_back_whole(p: Ports) {
+    let acme = p.org("Acme").await;
+    let admin = p.user(&acme, "ada@acme.test", "Ada", "Admin").await;
+    let m = &p.messaging;
+    let targets: Vec<DeliveryTarget> = (0..7_000)
+        .map(|i| channel(&format!("C{i}"), None))
+        .collect();
+    let parent = message(acme.id, admin.id, MessageKind::Post, "all hands", &targets);
+    let reply = message(
+        acme.id,
+        admin.id,
+        MessageKind::ThreadResponse {
+            parent: parent.id,
+            position: 0,
+        },
+        "agenda",
+        &targets,
+    );
+    m.messages
+        .queue_messages(&[parent.clone(), reply.clone()], &[message_job(&parent)])
+        .await
+        .unwrap();
+    assert_eq!(
+        m.messages.get_message(acme.id, parent.id).await.unwrap(),
+        parent
+    );
+    assert_eq!(
+        m.messages
+            .thread_responses(acme.id, parent.id)
+            .await
+            .unwrap(),
+        [reply]
+    );
 }
 
 async fn delivery_outcomes_are_recorded_and_settle_the_message(p: Ports) {
