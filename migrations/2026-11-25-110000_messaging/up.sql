@@ -59,6 +59,8 @@ CREATE TABLE message_deliveries (
     CHECK ((status = 'delivered') = (platform_message_id IS NOT NULL)),
     CHECK ((status = 'failed') = (failure_reason IS NOT NULL))
 );
+-- No index on the people columns (sender, recipient) here or on e-mails: every send would pay for
+-- it, and only the deletion of a person or organization (never done by the API) would use it.
 
 -- One e-mail to one person (a send to several people is one row each, each with its job).
 CREATE TABLE emails (
