@@ -21,6 +21,7 @@ mod labels;
 mod lifecycle;
 mod logging;
 mod me;
+mod messaging;
 mod openapi;
 mod operator;
 mod ratelimit;

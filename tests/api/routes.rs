@@ -165,7 +165,11 @@ fn the_matrix_of_the_spec_is_the_table() {
             .policy
     };
     // Free-plan allow-list among the routes that exist today.
-    for (m, p) in [("GET", "/v1/me/"), ("GET", "/v1/organization/")] {
+    for (m, p) in [
+        ("GET", "/v1/me/"),
+        ("GET", "/v1/organization/"),
+        ("POST", "/v1/send-email/"),
+    ] {
         assert_eq!(policy(m, p).cli, CliAccess::AnyPlan, "{m} {p}");
     }
     // "Y (read)": the directory is readable, not writable, from the CLI.
@@ -189,6 +193,7 @@ fn the_matrix_of_the_spec_is_the_table() {
         ("PATCH", "/v1/teams/{uuid}/members/{user}/"),
         ("DELETE", "/v1/teams/{uuid}/members/{user}/"),
         ("POST", "/v1/teams/{uuid}/invite/"),
+        ("POST", "/v1/open-conversation/"),
     ] {
         assert!(policy(m, p).admin_only, "{m} {p}");
     }
@@ -201,6 +206,24 @@ fn the_matrix_of_the_spec_is_the_table() {
         policy("POST", "/operator/v1/organizations/").credentials,
         Credentials::Operator
     );
+    // Bot messages and conversations spend the messaging budget, e-mail its own; a CLI
+    // session sends (role-scoped by the service).
+    for (m, p, scope) in [
+        (
+            "POST",
+            "/v1/send-message/",
+            teamcomm_keys::RateScope::Messaging,
+        ),
+        (
+            "POST",
+            "/v1/open-conversation/",
+            teamcomm_keys::RateScope::Messaging,
+        ),
+        ("POST", "/v1/send-email/", teamcomm_keys::RateScope::Email),
+    ] {
+        assert_eq!(policy(m, p).rate, Some(scope), "{m} {p}");
+        assert_ne!(policy(m, p).cli, CliAccess::Refused, "{m} {p}");
+    }
     // Invitations spend their own budget.
     for (m, p) in [
         ("POST", "/v1/invite-user/"),

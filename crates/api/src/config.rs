@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use teamcomm_keys::{RateQuotas, RateScope};
+use teamcomm_mail::{MAIL_FROM_VAR, SMTP_URL_VAR, SmtpMailer, SmtpSettings};
 
 /// A configuration secret: printable only as `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -63,6 +64,10 @@ pub struct Settings {
     pub db_pool_size: usize,
     pub workers: usize,
     pub usage_flush_interval: Duration,
+    /// How often the delivery worker looks for due messages and e-mails.
+    pub worker_tick: Duration,
+    /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
+    pub smtp: Option<SmtpSettings>,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
     pub bench_floor: bool,
     /// Hourly budgets per credential and scope.
@@ -95,6 +100,9 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_DIRECTORY_CACHE_TTL_SECS",
     "TEAMCOMM_KEY_CACHE_TTL_SECS",
     "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
+    "TEAMCOMM_WORKER_TICK_MS",
+    "TEAMCOMM_SMTP_URL",
+    "TEAMCOMM_MAIL_FROM",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_MESSAGING",
@@ -245,6 +253,31 @@ impl Settings {
                 bad(format!("TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER={v} must be a whole number from 1 to 1000"))
             })?;
         }
+        let worker_tick = match get("TEAMCOMM_WORKER_TICK_MS") {
+            None => Duration::from_millis(1000),
+            Some(v) => match v.parse::<u64>() {
+                Ok(ms) if (10..=60_000).contains(&ms) => Duration::from_millis(ms),
+                _ => {
+                    return Err(bad(format!(
+                        "TEAMCOMM_WORKER_TICK_MS={v} must be a whole number of milliseconds between 10 and 60000"
+                    )));
+                }
+            },
+        };
+        let smtp = match (get(SMTP_URL_VAR), get(MAIL_FROM_VAR)) {
+            (None, None) => None,
+            (Some(url), Some(from)) => {
+                let smtp = SmtpSettings::parse(&url, &from).map_err(|e| bad(e.to_string()))?;
+                // Builds the transport once, so a TLS setting it cannot use stops the start.
+                SmtpMailer::new(&smtp).map_err(|e| bad(e.to_string()))?;
+                Some(smtp)
+            }
+            _ => {
+                return Err(bad(format!(
+                    "set both {SMTP_URL_VAR} and {MAIL_FROM_VAR}, or neither"
+                )));
+            }
+        };
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2);
@@ -273,6 +306,8 @@ impl Settings {
             db_pool_size: count("TEAMCOMM_DB_POOL_SIZE", 16, 1000)?,
             workers: count("TEAMCOMM_WORKERS", cores, 256)?,
             usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
+            worker_tick,
+            smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
                 Some("1") | Some("true") => true,
@@ -304,7 +339,8 @@ impl Settings {
     }
 }
 
-/// The known name sharing the longest prefix with `name`, when that prefix goes past `TEAMCOMM_`.
+/// The known name sharing the longest prefix with `name`, when that prefix goes at least three
+/// characters past `TEAMCOMM_`.
 fn closest_known(name: &str) -> Option<&'static str> {
     let shared = |known: &str| {
         name.bytes()
@@ -316,7 +352,8 @@ fn closest_known(name: &str) -> Option<&'static str> {
         .iter()
         .copied()
         .max_by_key(|known| shared(known))
-        .filter(|known| shared(known) > "TEAMCOMM_".len())
+        // A letter or two in common past the prefix is chance, not a typo.
+        .filter(|known| shared(known) >= "TEAMCOMM_".len() + 3)
 }
 
 fn validate_url(name: &str, value: &str) -> Result<String, ConfigError> {
@@ -425,6 +462,9 @@ mod tests {
             ("DATABASE_URL", "mysql://x/y"),
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_READS", "0"),
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
+            ("TEAMCOMM_WORKER_TICK_MS", "0"),
+            ("TEAMCOMM_SMTP_URL", "smtp://relay.example.org"),
+            ("TEAMCOMM_MAIL_FROM", "teamcomm@example.org"),
         ] {
             let e = Settings::from_vars(&vars(&[(k, v)]), true);
             assert!(e.is_err(), "{k}={v} accepted");

@@ -10,6 +10,7 @@ pub mod error;
 pub mod extract;
 pub mod jwt;
 pub mod localpg;
+pub mod messaging;
 pub mod middleware;
 pub mod openapi;
 pub mod paging;

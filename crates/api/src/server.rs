@@ -93,6 +93,8 @@ pub async fn serve(
         })
     };
 
+    let (stop_delivery, delivery) = spawn_delivery(state.clone());
+
     let doc = web::Data::new(openapi::document());
     let app_state = state.clone();
     let server = HttpServer::new(move || crate::app(app_state.clone(), doc.clone()))
@@ -111,9 +113,49 @@ pub async fn serve(
     server.run().await?;
 
     flusher.abort();
+    // The pass under way finishes, so the outcomes it has are recorded; a job it had not
+    // reached waits for its lease to expire and is claimed again.
+    let _ = stop_delivery.send(true);
+    let _ = delivery.await;
     state.flush_key_usage().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The delivery worker's loop: a pass every `TEAMCOMM_WORKER_TICK_MS` (plus up to a quarter of
+/// it at random, so servers sharing the queue do not claim in step), at once again after a pass
+/// that found work, until `true` is sent on the returned channel.
+pub fn spawn_delivery(
+    state: AppState,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let tick = state.settings.worker_tick;
+    let task = tokio::spawn(async move {
+        loop {
+            let worked = match state.deliver_due().await {
+                Ok(summary) => summary.claimed > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "delivery pass failed; will retry");
+                    false
+                }
+            };
+            if *stopped.borrow() {
+                break;
+            }
+            if worked {
+                continue;
+            }
+            let pause = tick.mul_f64(1.0 + rand::random::<f64>() / 4.0);
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+    });
+    (stop, task)
 }
 
 /// What the operator reads when the database cannot be prepared: which kind of failure, and

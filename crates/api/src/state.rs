@@ -9,11 +9,16 @@ use teamcomm_cache::{
 use teamcomm_forms::TemplateService;
 use teamcomm_forms::checkins::CheckinService;
 use teamcomm_forms::forms::FormService;
-use teamcomm_kernel::{Readiness, SharedClock, SystemClock};
+use teamcomm_kernel::{Readiness, RepoError, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
-use teamcomm_messaging::ChannelService;
+use teamcomm_mail::SmtpMailer;
+use teamcomm_messaging::mail::Mailer;
+use teamcomm_messaging::{
+    ChannelService, DeliveryWorker, EmailService, MessagingPorts, MessagingService,
+    PlatformConnectionService, RunSummary, WorkerPorts, WorkerSettings,
+};
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
@@ -26,6 +31,7 @@ use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntit
 
 use crate::config::Settings;
 use crate::jwt::JwtKeys;
+use crate::messaging::{ChatConnector, MessagingStores, NoMailRelay};
 use crate::ratelimit::InProcessRateLimiter;
 
 /// Everything a handler may need, cheap to clone (all `Arc`s inside).
@@ -44,6 +50,13 @@ pub struct AppState {
     pub channels: ChannelService,
     pub labels: LabelService,
     pub featured: FeaturedService,
+    /// Bot messages: send-message, their status, open-conversation.
+    pub messages: MessagingService,
+    pub emails: EmailService,
+    /// The operator's platform connections and people's platform identities.
+    pub platforms: PlatformConnectionService,
+    /// Delivers queued messages and e-mails, one pass per [`AppState::deliver_due`].
+    pub delivery: DeliveryWorker,
     /// Web-session tokens.
     pub jwt: JwtKeys,
     /// Hourly budgets per credential and scope.
@@ -51,11 +64,23 @@ pub struct AppState {
     /// What the readiness probe asks.
     pub readiness: Arc<dyn Readiness>,
     pub settings: Arc<Settings>,
+    clock: SharedClock,
 }
 
 impl AppState {
     /// Wires the Postgres adapters, behind their caches, into the domain services.
     pub fn new(db: Database, settings: Settings) -> Self {
+        let stores = MessagingStores::in_database(&db);
+        Self::with_messaging_stores(db, settings, stores)
+    }
+
+    /// [`AppState::new`] with the messaging stores given (the tests' in-memory ones while the
+    /// Postgres adapters are missing).
+    pub fn with_messaging_stores(
+        db: Database,
+        settings: Settings,
+        stores: MessagingStores,
+    ) -> Self {
         let clock: SharedClock = Arc::new(SystemClock);
         // Organizations and people: Postgres, under the people-page cache, under the plan
         // snapshot cache. Every reader and writer gets the outer one, so each cache sees the
@@ -82,7 +107,42 @@ impl AppState {
             Arc::new(UsageTracker::default()),
             clock.clone(),
         );
+        let channels = Arc::new(PgChannelRepository::new(db.clone()));
+        let connector = Arc::new(ChatConnector::default());
+        let mailer: Arc<dyn Mailer> = match settings.smtp.as_ref().map(SmtpMailer::new) {
+            Some(Ok(smtp)) => Arc::new(smtp),
+            // Settings::from_vars built the same mailer once already: this is not reached.
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "the SMTP relay cannot be used; e-mails will fail");
+                Arc::new(NoMailRelay)
+            }
+            None => Arc::new(NoMailRelay),
+        };
+        let messages = MessagingService::new(MessagingPorts {
+            messages: stores.messages.clone(),
+            people: orgs.clone(),
+            teams: teams.clone(),
+            channels: channels.clone(),
+            directory: stores.directory.clone(),
+            connector: connector.clone(),
+            clock: clock.clone(),
+        });
+        let delivery = DeliveryWorker::new(
+            WorkerPorts {
+                queue: stores.queue.clone(),
+                messages: stores.messages.clone(),
+                emails: stores.emails.clone(),
+                directory: stores.directory.clone(),
+                connector,
+                mailer,
+            },
+            WorkerSettings::default(),
+        );
         AppState {
+            messages,
+            emails: EmailService::new(stores.emails.clone(), orgs.clone(), clock.clone()),
+            platforms: PlatformConnectionService::new(stores.directory.clone(), orgs.clone()),
+            delivery,
             keys,
             organizations: OrganizationService::new(orgs.clone(), clock.clone()),
             people: PeopleService::new(orgs.clone(), clock.clone()),
@@ -121,9 +181,9 @@ impl AppState {
                 teams,
                 Arc::new(PgInvitationRepository::new(db.clone())),
             ),
-            moods: MoodService::new(Arc::new(PgMoodRepository::new(db.clone())), clock),
+            moods: MoodService::new(Arc::new(PgMoodRepository::new(db.clone())), clock.clone()),
             templates: TemplateService::new(Arc::new(PgTemplateRepository::new(db.clone()))),
-            channels: ChannelService::new(Arc::new(PgChannelRepository::new(db.clone()))),
+            channels: ChannelService::new(channels),
             labels: LabelService::new(
                 Arc::new(PgLabelRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
@@ -143,7 +203,16 @@ impl AppState {
             ),
             readiness: Arc::new(db),
             settings: Arc::new(settings),
+            clock,
         }
+    }
+
+    /// One delivery pass: claims the due message and e-mail jobs and runs each once (the
+    /// server calls it on every tick; several servers share the queue).
+    pub async fn deliver_due(&self) -> Result<RunSummary, RepoError> {
+        // The backoff's full jitter spreads the retries of jobs that failed together.
+        let mut jitter = || rand::random::<f64>();
+        self.delivery.run_once(self.clock.now(), &mut jitter).await
     }
 
     /// Writes pending last-usage instants to the database (called periodically and on shutdown).

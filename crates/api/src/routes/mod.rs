@@ -12,6 +12,7 @@ pub mod invitations;
 pub mod kudos;
 pub mod labels;
 pub mod me;
+pub mod messaging;
 pub mod operator;
 pub mod people;
 pub mod questions;
@@ -20,7 +21,7 @@ pub mod teams;
 
 use std::sync::OnceLock;
 
-use teamcomm_keys::RateScope::Invitations;
+use teamcomm_keys::RateScope::{Email, Invitations, Messaging};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::policy::{Policy as P, Registry, Routes};
@@ -155,6 +156,13 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(forms::edit_response, P::write())
         .add(forms::delete_response, P::write())
         .add(forms::transition_response, P::write())
+        // Messaging: sends spend the messaging or e-mail budget; the status view is a read.
+        // A member's CLI session is role-scoped by the service; e-mail is on the free-plan
+        // allow-list.
+        .add(messaging::send_message, P::api(Messaging))
+        .add(messaging::get_message, P::read())
+        .add(messaging::open_conversation, P::api(Messaging).admin_only())
+        .add(messaging::send_email, P::api(Email).cli_on_any_plan())
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())
@@ -163,7 +171,12 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(operator::create_session, P::operator())
         .add(operator::create_cli_token, P::operator())
         .add(operator::register_channel, P::operator())
-        .add(kudos::register_company_value, P::operator());
+        .add(kudos::register_company_value, P::operator())
+        .add(messaging::connect_platform, P::operator())
+        .add(messaging::get_platform, P::operator())
+        .add(messaging::disconnect_platform, P::operator())
+        .add(messaging::set_platform_identity, P::operator())
+        .add(messaging::remove_platform_identity, P::operator());
 }
 
 /// Registers every route of the table.

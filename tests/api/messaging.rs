@@ -1,0 +1,572 @@
+//! Messaging over HTTP: send-message (202, its status view, the delivery worker's outcome),
+//! open-conversation, send-email, the operator's platform connection and identities; codes,
+//! policies and tenants.
+//!
+//! The Postgres adapters of the messaging stores are not written yet: these tests give the app
+//! the in-memory ones (everything else is the real app on its database). When the adapters
+//! land, `app()` becomes `TestApp::spawn()`.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use teamcomm_api::messaging::{MessagingStores, NO_MAIL_RELAY};
+use teamcomm_kernel::jobs::JobState;
+use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
+use teamcomm_messaging::testing::{
+    InMemoryEmailRepository, InMemoryMessageRepository, InMemoryPlatformDirectory,
+};
+use teamcomm_tests::{Resp, TestApp};
+
+struct World {
+    app: TestApp,
+    queue: InMemoryJobQueue,
+    emails: InMemoryEmailRepository,
+    org: String,
+    admin: String,
+    admin_key: String,
+}
+
+async fn app() -> (TestApp, InMemoryJobQueue, InMemoryEmailRepository) {
+    let queue = InMemoryJobQueue::default();
+    let emails = InMemoryEmailRepository::new(queue.clone());
+    let stores = MessagingStores {
+        messages: Arc::new(InMemoryMessageRepository::new(queue.clone())),
+        emails: Arc::new(emails.clone()),
+        directory: Arc::new(InMemoryPlatformDirectory::new()),
+        queue: Arc::new(queue.clone()),
+    };
+    let app = TestApp::builder().messaging_stores(stores).spawn().await;
+    (app, queue, emails)
+}
+
+async fn world() -> World {
+    let (app, queue, emails) = app().await;
+    let (org, admin, _, admin_key) = app.org_with_admin_key("business").await;
+    World {
+        app,
+        queue,
+        emails,
+        org,
+        admin,
+        admin_key,
+    }
+}
+
+impl World {
+    async fn post(&self, path: &str, key: &str, body: Value) -> Resp {
+        self.app
+            .send("POST", path, &[("X-API-KEY", key)], Some(body))
+            .await
+    }
+
+    async fn send_message(&self, body: Value) -> Resp {
+        self.post("/v1/send-message/", &self.admin_key, body).await
+    }
+
+    async fn message(&self, id: &str) -> Resp {
+        self.app
+            .get_with_key(&format!("/v1/messages/{id}/"), &self.admin_key)
+            .await
+    }
+
+    /// A CLI session of a new person of the organization: (person, `Authorization` value).
+    async fn cli_session(&self, role: &str) -> (String, String) {
+        let user = self.app.create_user(&self.org, role).await;
+        let r = self
+            .app
+            .operator(
+                "POST",
+                &format!("/operator/v1/users/{user}/cli-tokens/"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        let bearer = format!("Bearer {}", r.body["token"].as_str().unwrap());
+        (user, bearer)
+    }
+}
+
+#[actix_web::test]
+async fn a_send_is_accepted_and_without_a_platform_ends_failed_platform_not_connected() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let r = w
+        .send_message(json!({
+            "message": "Deploy done",
+            "target_users": [member],
+            "target_channels": ["C024BE91L", {"id": "C999", "thread": "1700000000.000100"}],
+            "thread_responses": [{"message": "first"}, {"message": "second"}],
+            "buttons": [{"label": "Open", "url": "https://example.org/run/1", "callback_auth": {"type": "bearer", "token": "t"}}],
+            "platform_settings": {"bot_username": "Deploy bot"},
+            "metadata": {"run": 1},
+        }))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let id = r.body["bot_message_id"].as_str().unwrap().to_owned();
+    assert!(uuid::Uuid::parse_str(&id).is_ok(), "{}", r.text);
+    let replies = r.body["thread_responses"].as_array().unwrap();
+    assert_eq!(replies.len(), 2, "{}", r.text);
+
+    let queued = w.message(&id).await;
+    assert_eq!(queued.status, 200, "{}", queued.text);
+    let m = &queued.body;
+    assert_eq!(
+        (&m["id"], &m["kind"], &m["status"], &m["message"]),
+        (
+            &json!(id),
+            &json!("post"),
+            &json!("queued"),
+            &json!("Deploy done")
+        )
+    );
+    assert_eq!(m["sender_uuid"], json!(w.admin));
+    let deliveries = m["deliveries"].as_array().unwrap();
+    assert_eq!(deliveries.len(), 3, "{}", queued.text);
+    assert_eq!(deliveries[0]["target_type"], "user");
+    assert_eq!(deliveries[0]["user_uuid"], json!(member));
+    assert_eq!(deliveries[2]["target_type"], "channel");
+    assert_eq!(deliveries[2]["channel_id"], "C999");
+    assert_eq!(deliveries[2]["thread"], "1700000000.000100");
+    assert!(deliveries.iter().all(|d| d["status"] == "queued"));
+    let thread = m["thread_responses"].as_array().unwrap();
+    assert_eq!(thread.len(), 2);
+    assert_eq!(thread[0]["id"], replies[0]);
+    assert_eq!(thread[0]["kind"], "thread_response");
+    assert_eq!(thread[0]["parent"], json!(id));
+    assert_eq!(thread[1]["message"], "second");
+
+    let pass = w.app.state.deliver_due().await.unwrap();
+    assert_eq!(pass.claimed, 1, "one job for the send and its thread");
+    let settled = w.message(&id).await.body;
+    assert_eq!(settled["status"], "failed");
+    for d in settled["deliveries"].as_array().unwrap() {
+        assert_eq!(
+            (&d["status"], &d["reason"]),
+            (&json!("failed"), &json!("platform_not_connected"))
+        );
+    }
+    for reply in settled["thread_responses"].as_array().unwrap() {
+        assert_eq!(reply["status"], "failed");
+        assert_eq!(reply["deliveries"][0]["reason"], "platform_not_connected");
+    }
+    let job = &w.queue.all()[0];
+    assert_eq!(job.state, JobState::Done, "settled, not retried: {job:?}");
+}
+
+#[actix_web::test]
+async fn validation_codes_reach_the_wire() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let to = |extra: Value| {
+        let mut body = json!({"message": "hi", "target_users": [member]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+
+    let r = w.send_message(json!({"message": "nobody"})).await;
+    r.assert_error(400, "params_validation_error");
+    assert!(r.body["errors"]["targets"].is_array(), "{}", r.text);
+    let r = w.send_message(json!({"target_users": [member]})).await;
+    r.assert_error(400, "params_validation_error");
+    assert!(r.body["errors"]["message"].is_array(), "{}", r.text);
+
+    for (buttons, code) in [
+        (
+            json!([{"url": "https://example.org"}]),
+            "button_label_required",
+        ),
+        (
+            json!([{"label": "x".repeat(76), "value": "1"}]),
+            "button_label_too_long",
+        ),
+        (
+            json!([{"label": "Go", "button_type": "fancy"}]),
+            "button_type_invalid",
+        ),
+        (
+            json!([{"label": "Go", "button_type": "link"}]),
+            "button_url_required",
+        ),
+        (
+            json!([{"label": "Go", "url": "ftp://example.org"}]),
+            "button_url_invalid",
+        ),
+        (
+            json!([{"label": "Go", "button_type": "interactive"}]),
+            "button_value_required",
+        ),
+        (
+            json!(vec![json!({"label": "Go", "value": "1"}); 26]),
+            "button_limit_exceeded",
+        ),
+    ] {
+        let r = w.send_message(to(json!({ "buttons": buttons }))).await;
+        r.assert_error(400, code);
+    }
+
+    for (extra, code) in [
+        (
+            json!({"send_as_user": "not-a-uuid"}),
+            "send_as_user_invalid_uuid",
+        ),
+        (
+            json!({"send_as_user": member, "bot_username": "Bot"}),
+            "send_as_user_conflict",
+        ),
+        (
+            json!({"send_as_user": member, "platform_settings": {"bot_icon_emoji": ":x:"}}),
+            "send_as_user_conflict",
+        ),
+        (
+            json!({"send_as_user": uuid::Uuid::new_v4()}),
+            "send_as_user_not_found",
+        ),
+        (
+            json!({"thread_responses": vec![json!({"message": "r"}); 11]}),
+            "invalid_thread_responses",
+        ),
+        (
+            json!({"thread_responses": [{"message": "  "}]}),
+            "invalid_thread_responses",
+        ),
+        (json!({"messages": []}), "unknown_field"),
+        (
+            json!({"buttons": [{"label": "Go", "colour": "red"}]}),
+            "unknown_field",
+        ),
+    ] {
+        let r = w.send_message(to(extra.clone())).await;
+        r.assert_error(400, code);
+    }
+
+    let ghost = "ghost@example.com";
+    let r = w
+        .send_message(json!({"message": "hi", "target_users": [member, ghost]}))
+        .await;
+    r.assert_error(400, "one_or_more_users_not_found");
+    assert_eq!(r.body["extra"]["users"], json!([ghost]));
+    let team = uuid::Uuid::new_v4().to_string();
+    let r = w
+        .send_message(json!({"message": "hi", "target_teams": [team]}))
+        .await;
+    r.assert_error(400, "no_valid_team");
+    assert_eq!(r.body["extra"]["uuids"], json!([team]));
+
+    // An admin sends as an active person of the organization.
+    let r = w.send_message(to(json!({"send_as_user": member}))).await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let sent = w.message(r.body["bot_message_id"].as_str().unwrap()).await;
+    assert_eq!(sent.body["send_as_user"], json!(member));
+}
+
+#[actix_web::test]
+async fn policies_credentials_roles_and_the_cli_reach() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let body = json!({"message": "hi", "target_users": [member]});
+    for path in [
+        "/v1/send-message/",
+        "/v1/open-conversation/",
+        "/v1/send-email/",
+    ] {
+        w.app
+            .send("POST", path, &[], Some(body.clone()))
+            .await
+            .assert_error(401, "credential_absent");
+    }
+    w.app
+        .send(
+            "GET",
+            &format!("/v1/messages/{}/", uuid::Uuid::new_v4()),
+            &[],
+            None,
+        )
+        .await
+        .assert_error(401, "credential_absent");
+
+    // A member's key: no conversations, no sending as someone else.
+    let session = w.app.session(&member).await;
+    let (_, member_key) = w
+        .app
+        .create_key(&session, json!({"name": "member key"}))
+        .await;
+    w.post(
+        "/v1/open-conversation/",
+        &member_key,
+        json!({"users_uuids": [w.admin]}),
+    )
+    .await
+    .assert_error(403, "org_admin_required");
+    w.post(
+        "/v1/send-message/",
+        &member_key,
+        json!({"message": "hi", "target_users": [w.admin], "send_as_user": w.admin}),
+    )
+    .await
+    .assert_error(403, "org_admin_required");
+    // An API key reaches the whole organization.
+    let r = w
+        .post(
+            "/v1/send-message/",
+            &member_key,
+            json!({"message": "hi", "target_users": [w.admin]}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+
+    // A member's CLI session reaches themself, not someone they share no team with, nor an
+    // unregistered channel.
+    let (cli_user, cli) = w.cli_session("member").await;
+    let send_cli = |body: Value| {
+        let cli = cli.clone();
+        let app = &w.app;
+        async move {
+            app.send(
+                "POST",
+                "/v1/send-message/",
+                &[("Authorization", &cli)],
+                Some(body),
+            )
+            .await
+        }
+    };
+    let r = send_cli(json!({"message": "note to self", "target_users": [cli_user]})).await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let r = send_cli(json!({"message": "hi", "target_users": [member]})).await;
+    r.assert_error(403, "cli_send_message_target_not_allowed");
+    assert_eq!(r.body["extra"]["targets"], json!([member]));
+    let r = send_cli(json!({"message": "hi", "target_channels": ["C-UNREGISTERED"]})).await;
+    r.assert_error(403, "cli_send_message_target_not_allowed");
+    // An admin's CLI session is not role-scoped.
+    let (_, admin_cli) = w.cli_session("admin").await;
+    let r = w
+        .app
+        .send(
+            "POST",
+            "/v1/send-message/",
+            &[("Authorization", &admin_cli)],
+            Some(json!({"message": "hi", "target_users": [member]})),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+}
+
+#[actix_web::test]
+async fn a_message_is_seen_by_its_sender_and_admins_of_its_organization_only() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let r = w
+        .send_message(json!({"message": "hi", "target_users": [member]}))
+        .await;
+    let id = r.body["bot_message_id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/messages/{id}/");
+
+    let (_, _, _, other_key) = w.app.org_with_admin_key("business").await;
+    w.app
+        .get_with_key(&path, &other_key)
+        .await
+        .assert_error(404, "not_found");
+    let session = w.app.session(&member).await;
+    let (_, member_key) = w.app.create_key(&session, json!({"name": "k"})).await;
+    w.app
+        .get_with_key(&path, &member_key)
+        .await
+        .assert_error(404, "not_found");
+    w.message("not-an-id").await.assert_error(404, "not_found");
+    // Editing another organization's message is editing nothing.
+    w.post(
+        "/v1/send-message/",
+        &other_key,
+        json!({"message": "changed", "bot_message_id": id}),
+    )
+    .await
+    .assert_error(404, "not_found");
+
+    // The sender edits it: a new id, the original's targets.
+    let r = w
+        .send_message(json!({"message": "edited", "bot_message_id": id}))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let edit = w
+        .message(r.body["bot_message_id"].as_str().unwrap())
+        .await
+        .body;
+    assert_eq!(
+        (&edit["kind"], &edit["parent"]),
+        (&json!("edit"), &json!(id))
+    );
+    assert_eq!(edit["deliveries"][0]["user_uuid"], json!(member));
+}
+
+#[actix_web::test]
+async fn open_conversation_codes() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let open = |users: Value| w.send_message_to("/v1/open-conversation/", users);
+    open(json!([])).await.assert_error(400, "no_valid_users");
+    let eight: Vec<String> = (0..8).map(|_| uuid::Uuid::new_v4().to_string()).collect();
+    let r = open(json!(eight)).await;
+    r.assert_error(400, "conversation_too_many_participants");
+    assert_eq!(r.body["extra"]["limit"], 7);
+    let r = open(json!([member, "nobody"])).await;
+    r.assert_error(400, "one_or_more_users_not_found");
+    assert_eq!(r.body["extra"]["users"], json!(["nobody"]));
+    open(json!([member]))
+        .await
+        .assert_error(400, "platform_not_connected");
+    w.post("/v1/open-conversation/", &w.admin_key, json!({}))
+        .await
+        .assert_error(400, "params_validation_error");
+}
+
+impl World {
+    async fn send_message_to(&self, path: &str, users: Value) -> Resp {
+        self.post(path, &self.admin_key, json!({ "users_uuids": users }))
+            .await
+    }
+}
+
+#[actix_web::test]
+async fn send_email_is_accepted_and_without_a_relay_each_e_mail_fails_saying_why() {
+    let w = world().await;
+    let (a, b) = (
+        w.app.create_user(&w.org, "member").await,
+        w.app.create_user(&w.org, "member").await,
+    );
+    let r = w
+        .post(
+            "/v1/send-email/",
+            &w.admin_key,
+            json!({"users_uuids": [a, b, a], "email_subject": "Release", "email_content": "<p>Out <b>now</b></p>"}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let ids = r.body["email_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 2, "one per person: {}", r.text);
+
+    let pass = w.app.state.deliver_due().await.unwrap();
+    assert_eq!((pass.claimed, pass.failed), (2, 2));
+    for job in w.queue.all() {
+        assert_eq!(job.state, JobState::Failed);
+        let error = job.last_error.unwrap();
+        assert!(
+            error.starts_with("mail_refused") && error.contains(NO_MAIL_RELAY),
+            "{error}"
+        );
+    }
+    assert!(w.emails.all().iter().all(|e| e.status.as_str() == "failed"));
+
+    for (body, code) in [
+        (
+            json!({"users_uuids": [], "email_subject": "s", "email_content": "c"}),
+            "params_validation_error",
+        ),
+        (
+            json!({"users_uuids": [a], "email_subject": "s"}),
+            "params_validation_error",
+        ),
+        (
+            json!({"users_uuids": [uuid::Uuid::new_v4()], "email_subject": "s", "email_content": "c"}),
+            "one_or_more_users_not_found",
+        ),
+        (
+            json!({"users_uuids": [a], "email_subject": "s", "email_content": "c", "cc": []}),
+            "unknown_field",
+        ),
+    ] {
+        w.post("/v1/send-email/", &w.admin_key, body)
+            .await
+            .assert_error(400, code);
+    }
+}
+
+#[actix_web::test]
+async fn the_operator_connects_a_platform_and_names_people_on_it() {
+    let w = world().await;
+    let member = w.app.create_user(&w.org, "member").await;
+    let platform = format!("/operator/v1/organizations/{}/platform/", w.org);
+    let identity = format!(
+        "/operator/v1/organizations/{}/users/{member}/platform-identity/",
+        w.org
+    );
+
+    w.app
+        .operator("GET", &platform, None)
+        .await
+        .assert_error(404, "not_found");
+    w.app
+        .operator("PUT", &identity, Some(json!({"platform_user_id": "U1"})))
+        .await
+        .assert_error(400, "platform_not_connected");
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &platform,
+            Some(json!({"kind": "matrix", "secret": "has spaces in it"})),
+        )
+        .await;
+    r.assert_error(400, "params_validation_error");
+    assert!(r.body["errors"]["base_url"].is_array() && r.body["errors"]["secret"].is_array());
+    assert!(
+        !r.text.contains("has spaces"),
+        "the secret is never repeated"
+    );
+
+    let secret = "xoxb-secret-token-1234";
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &platform,
+            Some(json!({"kind": "slack", "secret": secret})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body, json!({"kind": "slack", "base_url": null}));
+    let org = w.app.get_with_key("/v1/organization/", &w.admin_key).await;
+    assert_eq!(org.body["platform"], "slack", "{}", org.text);
+    let shown = w.app.operator("GET", &platform, None).await;
+    assert_eq!(shown.body["kind"], "slack");
+    assert!(!shown.text.contains(secret) && !org.text.contains(secret));
+
+    let r = w
+        .app
+        .operator("PUT", &identity, Some(json!({"platform_user_id": "U1"})))
+        .await;
+    assert_eq!(r.status, 204, "{}", r.text);
+    let outsider_org = w.app.create_org("business").await;
+    let outsider = w.app.create_user(&outsider_org, "member").await;
+    w.app
+        .operator(
+            "PUT",
+            &format!(
+                "/operator/v1/organizations/{}/users/{outsider}/platform-identity/",
+                w.org
+            ),
+            Some(json!({"platform_user_id": "U2"})),
+        )
+        .await
+        .assert_error(404, "not_found");
+    let r = w.app.operator("DELETE", &identity, None).await;
+    assert_eq!(r.status, 204, "{}", r.text);
+
+    assert_eq!(w.app.operator("DELETE", &platform, None).await.status, 204);
+    w.app
+        .operator("DELETE", &platform, None)
+        .await
+        .assert_error(404, "not_found");
+    w.app
+        .operator(
+            "PUT",
+            &format!(
+                "/operator/v1/organizations/{}/platform/",
+                uuid::Uuid::new_v4()
+            ),
+            Some(json!({"kind": "slack", "secret": secret})),
+        )
+        .await
+        .assert_error(404, "not_found");
+}
