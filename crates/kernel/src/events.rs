@@ -16,6 +16,8 @@ pub enum EventType {
     FollowupsResponseCompleted,
     FollowupsResponseUpdated,
     FollowupsResponseDeleted,
+    /// A check-in's day is over: its rounds closed and its report posted.
+    FollowupsDailyFinished,
     FormsResponseCreated,
     FormsResponseUpdated,
     FormsResponseDeleted,
@@ -32,6 +34,7 @@ impl WireEnum for EventType {
         EventType::FollowupsResponseCompleted,
         EventType::FollowupsResponseUpdated,
         EventType::FollowupsResponseDeleted,
+        EventType::FollowupsDailyFinished,
         EventType::FormsResponseCreated,
         EventType::FormsResponseUpdated,
         EventType::FormsResponseDeleted,
@@ -47,6 +50,7 @@ impl WireEnum for EventType {
             EventType::FollowupsResponseCompleted => "followups.response.completed",
             EventType::FollowupsResponseUpdated => "followups.response.updated",
             EventType::FollowupsResponseDeleted => "followups.response.deleted",
+            EventType::FollowupsDailyFinished => "followups.daily.finished",
             EventType::FormsResponseCreated => "forms.response.created",
             EventType::FormsResponseUpdated => "forms.response.updated",
             EventType::FormsResponseDeleted => "forms.response.deleted",
@@ -145,7 +149,7 @@ mod tests {
             assert_eq!(EventType::from_name(t.as_str()), Some(*t));
             assert!(t.as_str().contains('.'));
         }
-        assert_eq!(EventType::ALL.len(), 11);
+        assert_eq!(EventType::ALL.len(), 12);
     }
 
     #[test]

@@ -207,6 +207,49 @@ impl MessagingService {
         })
     }
 
+    /// Queues a message the service itself sends (a check-in's question, reminder or report):
+    /// no caller, so no reach to check. `id` is chosen by the caller so that a send repeated
+    /// (after a crash, or by another server doing the same work) is queued once: answers
+    /// `false` when a message with this id is already queued. `on_behalf_of` is recorded as
+    /// the sender (with the admins, who may read its status).
+    pub async fn queue_system_message(
+        &self,
+        org: OrgId,
+        id: MessageId,
+        on_behalf_of: UserId,
+        targets: Vec<DeliveryTarget>,
+        text: String,
+    ) -> Result<bool, Error> {
+        let now = self.ports.clock.now();
+        let message = Message {
+            id,
+            org_id: org,
+            sender: on_behalf_of,
+            send_as: None,
+            kind: MessageKind::Post,
+            deliveries: queued(targets.into_iter(), now),
+            content: MessageContent {
+                text,
+                image_url: None,
+                buttons: vec![],
+                appearance: BotAppearance::default(),
+                is_ephemeral: false,
+                metadata: serde_json::Map::new(),
+            },
+            created_at: now,
+        };
+        match self
+            .ports
+            .messages
+            .queue_messages(std::slice::from_ref(&message), &[job(org, id, now)])
+            .await
+        {
+            Ok(()) => Ok(true),
+            Err(RepoError::Conflict { constraint }) if constraint == "messages_pkey" => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// A message of the actor's organization with its thread responses. The sender and admins
     /// see it; for anyone else, as for another organization's or an id that is not ours, 404.
     pub async fn get_message(&self, actor: &User, id: &str) -> Result<MessageReport, Error> {

@@ -532,3 +532,45 @@ async fn the_same_people_get_the_same_conversation() {
         }
     );
 }
+
+#[tokio::test]
+async fn a_system_message_is_queued_once_under_its_callers_id() {
+    let w = World::new().await;
+    let id = MessageId::new();
+    let targets = vec![
+        DeliveryTarget::Person(w.member.id),
+        DeliveryTarget::Channel {
+            channel_id: "C-general".into(),
+            thread: None,
+        },
+    ];
+    let messaging = w.messaging();
+    let send = || {
+        messaging.queue_system_message(
+            w.org.id,
+            id,
+            w.member.id,
+            targets.clone(),
+            "What did you do yesterday?".into(),
+        )
+    };
+    assert!(send().await.unwrap(), "queued");
+    assert!(
+        !send().await.unwrap(),
+        "the same id again is already queued"
+    );
+    let message = w.stored(w.org.id, id).await;
+    assert_eq!(message.sender, w.member.id);
+    assert_eq!(message.content.text, "What did you do yesterday?");
+    assert_eq!(
+        message
+            .deliveries
+            .iter()
+            .map(|d| d.target.clone())
+            .collect::<Vec<_>>(),
+        targets
+    );
+    let jobs = w.queue.all();
+    assert_eq!(jobs.len(), 1, "one job for the one message");
+    assert_eq!(jobs[0].kind, JobKind::ChatMessage);
+}
