@@ -302,42 +302,140 @@ impl TryFrom<AuthoredRow> for AuthoredResponse {
     }
 }
 
-/// One row when check-in `$2` of organization `$1` asks the active person `$3`: by name, or as
-/// an active member of one of its active teams. Shared by the participant check and the
-/// conditional insert of a response.
+/// One row when check-in `$checkin` of organization `$org` asks the active person `$person`
+/// (SQL expressions): by name, or as an active member of one of its active teams. Shared by
+/// the participant check and the conditional insert of a response.
 macro_rules! asking_checkin {
-    () => {
-        "SELECT 1 FROM checkins c \
-         JOIN users u ON u.id = $3 AND u.organization_id = c.organization_id AND u.is_active \
-         WHERE c.id = $2 AND c.organization_id = $1 \
-           AND (u.id = ANY (c.participant_user_ids) \
-                OR EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id \
-                           WHERE tm.user_id = u.id AND t.active \
-                             AND t.id = ANY (c.participant_team_ids)))"
+    ($org:literal, $checkin:literal, $person:literal) => {
+        concat!(
+            "SELECT 1 FROM checkins c \
+             JOIN users u ON u.id = ",
+            $person,
+            " AND u.organization_id = c.organization_id AND u.is_active \
+             WHERE c.id = ",
+            $checkin,
+            " AND c.organization_id = ",
+            $org,
+            " AND (u.id = ANY (c.participant_user_ids) \
+                    OR EXISTS (SELECT 1 FROM team_members tm JOIN teams t ON t.id = tm.team_id \
+                               WHERE tm.user_id = u.id AND t.active \
+                                 AND t.id = ANY (c.participant_team_ids)))"
+        )
     };
 }
 
-/// A response and its events in one statement (one round trip, no explicit transaction),
-/// written only when the check-in is still at the revision the service read (`$4`) and asks
-/// the person. Answers whether it was written.
-const INSERT_RESPONSE: &str = concat!(
-    "WITH asked AS (",
-    asking_checkin!(),
-    " AND c.revision = $4), \
-     response AS ( \
-       INSERT INTO checkin_responses (id, organization_id, checkin_id, user_id, response_date, \
-         answers, search_text, last_question_index, completed, questions_version, created_at, \
-         updated_at) \
-       SELECT $5, $1, $2, $3, $6, $7, $8, $9, $10, $11, $12, $13 FROM asked \
-       RETURNING 1), \
-     event AS ( \
-       INSERT INTO outbox_events (id, organization_id, event_type, object_id, payload, occurred_at) \
-       SELECT e.id, $1, e.event_type, e.object_id, e.payload, e.occurred_at \
-       FROM unnest($14::uuid[], $15::text[], $16::uuid[], $17::jsonb[], $18::timestamptz[]) \
-         AS e (id, event_type, object_id, payload, occurred_at) \
-       WHERE EXISTS (SELECT 1 FROM response)) \
-     SELECT EXISTS (SELECT 1 FROM response) AS yes"
-);
+/// A response and its events written in one statement (one round trip, no explicit
+/// transaction) only when the check-in is still at the revision the service read and asks the
+/// person; it answers whether it was written.
+///
+/// A statement type of its own, not `sql_query`: diesel never caches `sql_query` statements, so
+/// PostgreSQL would parse and plan this one on every submission (most of its cost, measured);
+/// this one is prepared once per connection. Each bind appears once, in order, in the `p` row
+/// the rest of the statement reads.
+struct InsertResponse<'a> {
+    row: &'a ResponseRow,
+    expected_revision: i64,
+    event_ids: Vec<Uuid>,
+    event_types: Vec<&'static str>,
+    object_ids: Vec<Option<Uuid>>,
+    payloads: Vec<Value>,
+    occurred_at: Vec<OffsetDateTime>,
+}
+
+impl<'a> InsertResponse<'a> {
+    fn new(row: &'a ResponseRow, expected_revision: i64, events: &[Event]) -> Self {
+        InsertResponse {
+            row,
+            expected_revision,
+            event_ids: events.iter().map(|e| e.id).collect(),
+            event_types: events.iter().map(|e| e.event_type.as_str()).collect(),
+            object_ids: events.iter().map(|e| e.object_id).collect(),
+            payloads: events.iter().map(Event::payload).collect(),
+            occurred_at: events.iter().map(|e| e.occurred_at).collect(),
+        }
+    }
+}
+
+impl diesel::query_builder::QueryId for InsertResponse<'_> {
+    type QueryId = InsertResponse<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl diesel::query_builder::Query for InsertResponse<'_> {
+    type SqlType = Bool;
+}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for InsertResponse<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        use diesel::sql_types::{
+            Array, BigInt, Date as SqlDate, Int2, Int4, Jsonb, Nullable, Text, Timestamptz,
+        };
+        let r = self.row;
+        out.push_sql("WITH p AS (SELECT ");
+        out.push_bind_param::<SqlUuid, _>(&r.organization_id)?;
+        out.push_sql("::uuid AS org, ");
+        out.push_bind_param::<SqlUuid, _>(&r.checkin_id)?;
+        out.push_sql("::uuid AS checkin, ");
+        out.push_bind_param::<SqlUuid, _>(&r.user_id)?;
+        out.push_sql("::uuid AS person, ");
+        out.push_bind_param::<BigInt, _>(&self.expected_revision)?;
+        out.push_sql("::bigint AS revision, ");
+        out.push_bind_param::<SqlUuid, _>(&r.id)?;
+        out.push_sql("::uuid AS id, ");
+        out.push_bind_param::<SqlDate, _>(&r.response_date)?;
+        out.push_sql("::date AS day, ");
+        out.push_bind_param::<Jsonb, _>(&r.answers)?;
+        out.push_sql("::jsonb AS answers, ");
+        out.push_bind_param::<Text, _>(&r.search_text)?;
+        out.push_sql("::text AS search_text, ");
+        out.push_bind_param::<Nullable<Int2>, _>(&r.last_question_index)?;
+        out.push_sql("::smallint AS last_question_index, ");
+        out.push_bind_param::<Bool, _>(&r.completed)?;
+        out.push_sql("::boolean AS completed, ");
+        out.push_bind_param::<Int4, _>(&r.questions_version)?;
+        out.push_sql("::integer AS questions_version, ");
+        out.push_bind_param::<Timestamptz, _>(&r.created_at)?;
+        out.push_sql("::timestamptz AS created_at, ");
+        out.push_bind_param::<Timestamptz, _>(&r.updated_at)?;
+        out.push_sql("::timestamptz AS updated_at, ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.event_ids)?;
+        out.push_sql("::uuid[] AS event_ids, ");
+        out.push_bind_param::<Array<Text>, _>(&self.event_types)?;
+        out.push_sql("::text[] AS event_types, ");
+        out.push_bind_param::<Array<Nullable<SqlUuid>>, _>(&self.object_ids)?;
+        out.push_sql("::uuid[] AS object_ids, ");
+        out.push_bind_param::<Array<Jsonb>, _>(&self.payloads)?;
+        out.push_sql("::jsonb[] AS payloads, ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.occurred_at)?;
+        out.push_sql("::timestamptz[] AS occurred_at), ");
+        out.push_sql(concat!(
+            "asked AS (SELECT 1 FROM p WHERE EXISTS (",
+            asking_checkin!("p.org", "p.checkin", "p.person"),
+            " AND c.revision = p.revision)), \
+             response AS ( \
+               INSERT INTO checkin_responses (id, organization_id, checkin_id, user_id, \
+                 response_date, answers, search_text, last_question_index, completed, \
+                 questions_version, created_at, updated_at) \
+               SELECT p.id, p.org, p.checkin, p.person, p.day, p.answers, p.search_text, \
+                 p.last_question_index, p.completed, p.questions_version, p.created_at, \
+                 p.updated_at \
+               FROM p, asked \
+               RETURNING 1), \
+             event AS ( \
+               INSERT INTO outbox_events (id, organization_id, event_type, object_id, payload, \
+                 occurred_at) \
+               SELECT e.id, p.org, e.event_type, e.object_id, e.payload, e.occurred_at \
+               FROM p, unnest(p.event_ids, p.event_types, p.object_ids, p.payloads, \
+                 p.occurred_at) AS e (id, event_type, object_id, payload, occurred_at) \
+               WHERE EXISTS (SELECT 1 FROM response)) \
+             SELECT EXISTS (SELECT 1 FROM response)"
+        ));
+        Ok(())
+    }
+}
 
 #[derive(QueryableByName)]
 struct Exists {
@@ -678,14 +776,17 @@ impl CheckinRepository for PgCheckinRepository {
 
     async fn is_participant(&self, org: OrgId, id: Uuid, user: UserId) -> Result<bool, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Exists =
-            diesel::sql_query(concat!("SELECT EXISTS (", asking_checkin!(), ") AS yes"))
-                .bind::<SqlUuid, _>(org.0)
-                .bind::<SqlUuid, _>(id)
-                .bind::<SqlUuid, _>(user.0)
-                .get_result(&mut conn)
-                .await
-                .map_err(db_error)?;
+        let found: Exists = diesel::sql_query(concat!(
+            "SELECT EXISTS (",
+            asking_checkin!("$1", "$2", "$3"),
+            ") AS yes"
+        ))
+        .bind::<SqlUuid, _>(org.0)
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(user.0)
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
         Ok(found.yes)
     }
 
@@ -763,41 +864,13 @@ impl CheckinRepository for PgCheckinRepository {
         expected_revision: i64,
         events: &[Event],
     ) -> Result<(), RepoError> {
-        use diesel::sql_types::{
-            Array, Date as SqlDate, Int2, Int4, Jsonb, Nullable, Text, Timestamptz,
-        };
         let row = ResponseRow::of(response)?;
         let mut conn = self.db.conn().await?;
-        let written: Exists = diesel::sql_query(INSERT_RESPONSE)
-            .bind::<SqlUuid, _>(row.organization_id)
-            .bind::<SqlUuid, _>(row.checkin_id)
-            .bind::<SqlUuid, _>(row.user_id)
-            .bind::<diesel::sql_types::BigInt, _>(expected_revision)
-            .bind::<SqlUuid, _>(row.id)
-            .bind::<SqlDate, _>(row.response_date)
-            .bind::<Jsonb, _>(&row.answers)
-            .bind::<Text, _>(&row.search_text)
-            .bind::<Nullable<Int2>, _>(row.last_question_index)
-            .bind::<Bool, _>(row.completed)
-            .bind::<Int4, _>(row.questions_version)
-            .bind::<Timestamptz, _>(row.created_at)
-            .bind::<Timestamptz, _>(row.updated_at)
-            .bind::<Array<SqlUuid>, _>(events.iter().map(|e| e.id).collect::<Vec<_>>())
-            .bind::<Array<Text>, _>(
-                events
-                    .iter()
-                    .map(|e| e.event_type.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<SqlUuid>>, _>(
-                events.iter().map(|e| e.object_id).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Jsonb>, _>(events.iter().map(Event::payload).collect::<Vec<_>>())
-            .bind::<Array<Timestamptz>, _>(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>())
+        let written: bool = InsertResponse::new(&row, expected_revision, events)
             .get_result(&mut conn)
             .await
             .map_err(db_error)?;
-        if written.yes {
+        if written {
             return Ok(());
         }
         // Not written: say why (the rare path, a second read).
