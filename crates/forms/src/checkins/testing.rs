@@ -95,6 +95,11 @@ impl InMemoryCheckinRepository {
         lock(&self.state).stars.push((person, checkin));
     }
 
+    /// Every check-in held, of every organization (what a scan of the table reads).
+    pub fn all_checkins(&self) -> Vec<Checkin> {
+        lock(&self.state).checkins.clone()
+    }
+
     /// What the schema's references and CHECKs refuse.
     async fn check_row(&self, c: &Checkin) -> Result<(), RepoError> {
         if !(1..=MAX_CHECKIN_NAME).contains(&c.name.chars().count()) {
