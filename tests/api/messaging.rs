@@ -1,58 +1,64 @@
 //! Messaging over HTTP: send-message (202, its status view, the delivery worker's outcome),
 //! open-conversation, send-email, the operator's platform connection and identities; codes,
-//! policies and tenants.
-//!
-//! The Postgres adapters of the messaging stores are not written yet: these tests give the app
-//! the in-memory ones (everything else is the real app on its database). When the adapters
-//! land, `app()` becomes `TestApp::spawn()`.
+//! policies and tenants; the server's delivery loop.
 
-use std::sync::Arc;
-
+use diesel::QueryableByName;
+use diesel::sql_types::{Nullable, Text};
+use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
-use teamcomm_api::messaging::{MessagingStores, NO_MAIL_RELAY};
-use teamcomm_kernel::jobs::JobState;
-use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
-use teamcomm_messaging::testing::{
-    InMemoryEmailRepository, InMemoryMessageRepository, InMemoryPlatformDirectory,
-};
+use teamcomm_api::messaging::NO_MAIL_RELAY;
+use teamcomm_kernel::OrgId;
+use teamcomm_messaging::email::EmailStatus;
+use teamcomm_messaging::message::FailureReason;
+use teamcomm_messaging::ports::EmailRepository;
+use teamcomm_store_pg::PgEmailRepository;
 use teamcomm_tests::{Resp, TestApp};
 
 struct World {
     app: TestApp,
-    queue: InMemoryJobQueue,
-    emails: InMemoryEmailRepository,
     org: String,
     admin: String,
     admin_key: String,
 }
 
-async fn app() -> (TestApp, InMemoryJobQueue, InMemoryEmailRepository) {
-    let queue = InMemoryJobQueue::default();
-    let emails = InMemoryEmailRepository::new(queue.clone());
-    let stores = MessagingStores {
-        messages: Arc::new(InMemoryMessageRepository::new(queue.clone())),
-        emails: Arc::new(emails.clone()),
-        directory: Arc::new(InMemoryPlatformDirectory::new()),
-        queue: Arc::new(queue.clone()),
-    };
-    let app = TestApp::builder().messaging_stores(stores).spawn().await;
-    (app, queue, emails)
-}
-
-async fn world() -> World {
-    let (app, queue, emails) = app().await;
+async fn world_with(app: TestApp) -> World {
     let (org, admin, _, admin_key) = app.org_with_admin_key("business").await;
     World {
         app,
-        queue,
-        emails,
         org,
         admin,
         admin_key,
     }
 }
 
+async fn world() -> World {
+    world_with(TestApp::spawn().await).await
+}
+
+#[derive(QueryableByName, Debug)]
+struct JobRow {
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+}
+
 impl World {
+    /// The organization's queue jobs, oldest first.
+    async fn jobs(&self) -> Vec<JobRow> {
+        let mut conn = self.app.database.pool().get().await.expect("connection");
+        diesel::sql_query(
+            "SELECT kind, state, last_error FROM jobs \
+             WHERE organization_id::text = $1 ORDER BY created_at, id",
+        )
+        .bind::<Text, _>(&self.org)
+        .load(&mut conn)
+        .await
+        .expect("read jobs")
+    }
+
     async fn post(&self, path: &str, key: &str, body: Value) -> Resp {
         self.app
             .send("POST", path, &[("X-API-KEY", key)], Some(body))
@@ -149,8 +155,13 @@ async fn a_send_is_accepted_and_without_a_platform_ends_failed_platform_not_conn
         assert_eq!(reply["status"], "failed");
         assert_eq!(reply["deliveries"][0]["reason"], "platform_not_connected");
     }
-    let job = &w.queue.all()[0];
-    assert_eq!(job.state, JobState::Done, "settled, not retried: {job:?}");
+    let jobs = w.jobs().await;
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(
+        (jobs[0].kind.as_str(), jobs[0].state.as_str()),
+        ("chat_message", "done"),
+        "settled, not retried: {jobs:?}"
+    );
 }
 
 #[actix_web::test]
@@ -448,15 +459,31 @@ async fn send_email_is_accepted_and_without_a_relay_each_e_mail_fails_saying_why
 
     let pass = w.app.state.deliver_due().await.unwrap();
     assert_eq!((pass.claimed, pass.failed), (2, 2));
-    for job in w.queue.all() {
-        assert_eq!(job.state, JobState::Failed);
+    let jobs = w.jobs().await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    for job in jobs {
+        assert_eq!((job.kind.as_str(), job.state.as_str()), ("email", "failed"));
         let error = job.last_error.unwrap();
         assert!(
             error.starts_with("mail_refused") && error.contains(NO_MAIL_RELAY),
             "{error}"
         );
     }
-    assert!(w.emails.all().iter().all(|e| e.status.as_str() == "failed"));
+    let stored = PgEmailRepository::new(w.app.database.clone());
+    let org = OrgId(w.org.parse().unwrap());
+    for id in ids {
+        let email = stored
+            .get_email(org, id.as_str().unwrap().parse().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(
+            email.status,
+            EmailStatus::Failed(FailureReason::MailRefused)
+        );
+        assert_eq!(email.subject, "Release");
+        assert_eq!(email.html.as_deref(), Some("<p>Out <b>now</b></p>"));
+        assert_eq!(email.text, "Out now");
+    }
 
     for (body, code) in [
         (
@@ -569,4 +596,32 @@ async fn the_operator_connects_a_platform_and_names_people_on_it() {
         )
         .await
         .assert_error(404, "not_found");
+}
+
+#[actix_web::test]
+async fn the_servers_delivery_loop_delivers_on_its_tick_and_stops_when_told() {
+    let app = TestApp::builder()
+        .var("TEAMCOMM_WORKER_TICK_MS", "20")
+        .spawn()
+        .await;
+    let w = world_with(app).await;
+    let (stop, running) = teamcomm_api::server::spawn_delivery(w.app.state.clone());
+    let r = w
+        .send_message(json!({"message": "hi", "target_users": [w.admin]}))
+        .await;
+    let id = r.body["bot_message_id"].as_str().unwrap().to_owned();
+    let mut status = Value::Null;
+    for _ in 0..200 {
+        status = w.message(&id).await.body["status"].clone();
+        if status != "queued" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, "failed", "delivered by the loop, not by the test");
+    stop.send(true).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(10), running)
+        .await
+        .expect("the loop stops when told")
+        .unwrap();
 }

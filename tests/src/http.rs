@@ -5,7 +5,6 @@ use std::net::TcpListener;
 
 use actix_web::{HttpServer, web};
 use serde_json::{Value, json};
-use teamcomm_api::messaging::MessagingStores;
 use teamcomm_api::{AppState, Settings, openapi};
 use teamcomm_store_pg::Database;
 
@@ -55,19 +54,12 @@ async fn panics() -> actix_web::HttpResponse {
 pub struct TestAppBuilder {
     vars: HashMap<String, String>,
     extra_routes: bool,
-    messaging_stores: Option<MessagingStores>,
 }
 
 impl TestAppBuilder {
     /// Sets an environment-style variable for the app's settings.
     pub fn var(mut self, k: &str, v: &str) -> Self {
         self.vars.insert(k.to_owned(), v.to_owned());
-        self
-    }
-
-    /// Stores messages, e-mails and platform connections in these instead of the database's.
-    pub fn messaging_stores(mut self, stores: MessagingStores) -> Self {
-        self.messaging_stores = Some(stores);
         self
     }
 
@@ -84,10 +76,7 @@ impl TestAppBuilder {
         let settings = Settings::from_vars(&vars, false).expect("test settings");
         let database = Database::connect(&db.url, 4).expect("pool");
         let database_handle = database.clone();
-        let state = match self.messaging_stores {
-            Some(stores) => AppState::with_messaging_stores(database, settings, stores),
-            None => AppState::new(database, settings),
-        };
+        let state = AppState::new(database, settings);
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().unwrap();
         let doc = web::Data::new(openapi::document());
@@ -165,7 +154,6 @@ impl TestApp {
         TestAppBuilder {
             vars,
             extra_routes: false,
-            messaging_stores: None,
         }
     }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use teamcomm_keys::{RateQuotas, RateScope};
 use teamcomm_mail::{MAIL_FROM_VAR, SMTP_URL_VAR, SmtpMailer, SmtpSettings};
+use teamcomm_store_pg::MIN_CONFIGURED_SECRET_LEN;
 
 /// A configuration secret: printable only as `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -48,6 +49,9 @@ pub struct Settings {
     pub listen: SocketAddr,
     pub operator_token: Option<SecretString>,
     pub jwt_secret: SecretString,
+    /// What chat-platform secrets are sealed under at rest: `TEAMCOMM_PLATFORM_SECRET_KEY`, else
+    /// the JWT secret.
+    pub platform_secret_key: SecretString,
     pub jwt_access_ttl: Duration,
     pub jwt_refresh_ttl: Duration,
     pub plan_cache_ttl: Duration,
@@ -85,6 +89,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_LISTEN",
     "TEAMCOMM_OPERATOR_TOKEN",
     "TEAMCOMM_JWT_SECRET",
+    "TEAMCOMM_PLATFORM_SECRET_KEY",
     "TEAMCOMM_JWT_ACCESS_TTL_SECS",
     "TEAMCOMM_JWT_REFRESH_TTL_SECS",
     "TEAMCOMM_PLAN_CACHE_TTL_SECS",
@@ -181,6 +186,16 @@ impl Settings {
                     "TEAMCOMM_JWT_SECRET is required (at least 32 characters), e.g. `export TEAMCOMM_JWT_SECRET=$(openssl rand -hex 32)`; only --demo generates one",
                 ));
             }
+        };
+
+        let platform_secret_key = match get("TEAMCOMM_PLATFORM_SECRET_KEY") {
+            Some(s) if s.len() < MIN_CONFIGURED_SECRET_LEN => {
+                return Err(bad(format!(
+                    "TEAMCOMM_PLATFORM_SECRET_KEY must be at least {MIN_CONFIGURED_SECRET_LEN} characters"
+                )));
+            }
+            Some(s) => SecretString::new(s),
+            None => jwt_secret.clone(),
         };
 
         let secs = |k: &str, default: u64, min: u64, max: u64| -> Result<Duration, ConfigError> {
@@ -288,6 +303,7 @@ impl Settings {
             listen,
             operator_token,
             jwt_secret,
+            platform_secret_key,
             jwt_access_ttl: secs("TEAMCOMM_JWT_ACCESS_TTL_SECS", 15 * 60, 30, 24 * 3600)?,
             jwt_refresh_ttl: secs(
                 "TEAMCOMM_JWT_REFRESH_TTL_SECS",
@@ -463,6 +479,7 @@ mod tests {
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_READS", "0"),
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
             ("TEAMCOMM_WORKER_TICK_MS", "0"),
+            ("TEAMCOMM_PLATFORM_SECRET_KEY", "short"),
             ("TEAMCOMM_SMTP_URL", "smtp://relay.example.org"),
             ("TEAMCOMM_MAIL_FROM", "teamcomm@example.org"),
         ] {

@@ -9,11 +9,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use teamcomm_chat::{MatrixConfig, MatrixPlatform, SlackConfig, SlackPlatform};
-use teamcomm_kernel::jobs::{JobQueue, NewJob};
-use teamcomm_kernel::{OrgId, RepoError, UserId};
-use teamcomm_messaging::email::{Email, EmailStatus};
+use teamcomm_kernel::OrgId;
+use teamcomm_kernel::jobs::JobQueue;
 use teamcomm_messaging::mail::{MailError, Mailer, OutgoingMail};
-use teamcomm_messaging::message::{DeliveryStatus, Message, MessageId};
 use teamcomm_messaging::platform::{
     ChatPlatform, InboundBatch, OutgoingMessage, PlatformChannel, PlatformError, PlatformKind,
     SentMessage,
@@ -21,9 +19,10 @@ use teamcomm_messaging::platform::{
 use teamcomm_messaging::ports::{
     EmailRepository, MessageRepository, PlatformConnection, PlatformConnector, PlatformDirectory,
 };
-use teamcomm_store_pg::{Database, PgJobQueue};
-use time::OffsetDateTime;
-use uuid::Uuid;
+use teamcomm_store_pg::{
+    Database, PgEmailRepository, PgJobQueue, PgMessageRepository, PgPlatformDirectory,
+    PlatformSecretKey,
+};
 
 /// The storage ports of messaging. The queue is the one the repositories enqueue into: the
 /// delivery worker claims from it.
@@ -36,95 +35,15 @@ pub struct MessagingStores {
 }
 
 impl MessagingStores {
-    /// The stores in the database. The Postgres adapters of messages, e-mails and platform
-    /// connections are not written yet: until they are, [`NotYetStored`] stands in for them and
-    /// every messaging request that reaches storage answers 503 `service_unavailable`.
-    pub fn in_database(db: &Database) -> Self {
+    /// The stores in the database; platform secrets sealed under `key`.
+    pub fn in_database(db: &Database, key: PlatformSecretKey) -> Self {
+        let queue = Arc::new(PgJobQueue::new(db.clone()));
         MessagingStores {
-            messages: Arc::new(NotYetStored),
-            emails: Arc::new(NotYetStored),
-            directory: Arc::new(NotYetStored),
-            queue: Arc::new(PgJobQueue::new(db.clone())),
+            messages: Arc::new(PgMessageRepository::new(db.clone())),
+            emails: Arc::new(PgEmailRepository::new(db.clone())),
+            directory: Arc::new(PgPlatformDirectory::new(db.clone(), key)),
+            queue,
         }
-    }
-}
-
-/// Stands in for the messaging stores that do not exist yet: every call is `Unavailable`.
-struct NotYetStored;
-
-fn not_yet_stored() -> RepoError {
-    RepoError::Unavailable("messaging storage is not available in this build".into())
-}
-
-#[async_trait]
-impl MessageRepository for NotYetStored {
-    async fn queue_messages(&self, _: &[Message], _: &[NewJob]) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn get_message(&self, _: OrgId, _: MessageId) -> Result<Message, RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn thread_responses(&self, _: OrgId, _: MessageId) -> Result<Vec<Message>, RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn record_delivery(
-        &self,
-        _: OrgId,
-        _: MessageId,
-        _: u32,
-        _: &DeliveryStatus,
-        _: OffsetDateTime,
-    ) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-}
-
-#[async_trait]
-impl EmailRepository for NotYetStored {
-    async fn queue_emails(&self, _: &[Email], _: &[NewJob]) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn get_email(&self, _: OrgId, _: Uuid) -> Result<Email, RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn record_email(
-        &self,
-        _: OrgId,
-        _: Uuid,
-        _: &EmailStatus,
-        _: OffsetDateTime,
-    ) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-}
-
-#[async_trait]
-impl PlatformDirectory for NotYetStored {
-    async fn connection(&self, _: OrgId) -> Result<Option<PlatformConnection>, RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn platform_user_ids(
-        &self,
-        _: OrgId,
-        _: PlatformKind,
-        _: &[UserId],
-    ) -> Result<HashMap<UserId, String>, RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn save_connection(&self, _: &PlatformConnection) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn remove_connection(&self, _: OrgId) -> Result<(), RepoError> {
-        Err(not_yet_stored())
-    }
-    async fn set_platform_user_id(
-        &self,
-        _: OrgId,
-        _: PlatformKind,
-        _: UserId,
-        _: Option<&str>,
-    ) -> Result<(), RepoError> {
-        Err(not_yet_stored())
     }
 }
 

@@ -22,6 +22,7 @@ use teamcomm_messaging::{
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
+use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgTeamRepository, PgTemplateRepository,
@@ -70,17 +71,10 @@ pub struct AppState {
 impl AppState {
     /// Wires the Postgres adapters, behind their caches, into the domain services.
     pub fn new(db: Database, settings: Settings) -> Self {
-        let stores = MessagingStores::in_database(&db);
-        Self::with_messaging_stores(db, settings, stores)
-    }
-
-    /// [`AppState::new`] with the messaging stores given (the tests' in-memory ones while the
-    /// Postgres adapters are missing).
-    pub fn with_messaging_stores(
-        db: Database,
-        settings: Settings,
-        stores: MessagingStores,
-    ) -> Self {
+        // Both candidate secrets are at least MIN_CONFIGURED_SECRET_LEN long (config.rs).
+        let key = PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
+            .expect("the configured platform secret key is long enough");
+        let stores = MessagingStores::in_database(&db, key);
         let clock: SharedClock = Arc::new(SystemClock);
         // Organizations and people: Postgres, under the people-page cache, under the plan
         // snapshot cache. Every reader and writer gets the outer one, so each cache sees the
