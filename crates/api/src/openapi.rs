@@ -1,17 +1,22 @@
 //! The OpenAPI 3.1 document, generated from the route annotations (utoipa + utoipa-actix-web):
 //! whatever `routes::configure` registers is documented, so the two cannot drift apart.
 
+use std::collections::BTreeSet;
+
 use actix_web::App;
 use teamcomm_keys::CliAccess;
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::openapi::path::{Operation, ParameterIn};
-use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{
+    AdditionalProperties, AnyOfBuilder, ArrayItems, ObjectBuilder, Schema, SchemaType, Type,
+};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Ref, RefOr, Required, ResponseBuilder};
+use utoipa::openapi::{Content, ContentBuilder, Ref, RefOr, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::error::ErrorBody;
+use crate::extract::schema_check::NO_NUL_PATTERN;
 use crate::policy::{Credentials, Policy};
 use utoipa_actix_web::AppExt;
 
@@ -114,6 +119,7 @@ pub fn document() -> OpenApiDoc {
             .build(),
     );
     let registry = crate::routes::registry();
+    let mut body_components = BTreeSet::new();
     for (path, item) in doc.paths.paths.iter_mut() {
         let operations = [
             ("GET", &mut item.get),
@@ -150,6 +156,17 @@ pub fn document() -> OpenApiDoc {
                     )));
                 }
             }
+            if let Some(RefOr::T(body)) = &mut operation.request_body {
+                for content in body.content.values_mut() {
+                    if let RefOr::T(Content {
+                        schema: Some(schema),
+                        ..
+                    }) = content
+                    {
+                        refuse_nul(schema, &mut body_components);
+                    }
+                }
+            }
             operation
                 .responses
                 .responses
@@ -157,5 +174,64 @@ pub fn document() -> OpenApiDoc {
                 .or_insert_with(|| envelope.clone().into());
         }
     }
+    // The components request bodies use, and the ones those use in turn.
+    if let Some(components) = doc.components.as_mut() {
+        let mut done = BTreeSet::new();
+        while let Some(name) = body_components.pop_first() {
+            if done.insert(name.clone())
+                && let Some(schema) = components.schemas.get_mut(&name)
+            {
+                refuse_nul(schema, &mut body_components);
+            }
+        }
+    }
     doc
+}
+
+/// Gives each string `schema` holds (through properties, items and compositions) the
+/// [`NO_NUL_PATTERN`] when no pattern, format or enumeration of its own excludes NUL (which the
+/// body check refuses in every string), and collects the components it names.
+fn refuse_nul(schema: &mut RefOr<Schema>, named: &mut BTreeSet<String>) {
+    let schema = match schema {
+        RefOr::Ref(r) => {
+            if let Some(name) = r.ref_location.strip_prefix("#/components/schemas/") {
+                named.insert(name.to_owned());
+            }
+            return;
+        }
+        RefOr::T(schema) => schema,
+    };
+    match schema {
+        Schema::Object(object) => {
+            let is_string = match &object.schema_type {
+                SchemaType::Type(t) => *t == Type::String,
+                SchemaType::Array(ts) => ts.contains(&Type::String),
+                SchemaType::AnyValue => false,
+            };
+            if is_string
+                && object.pattern.is_none()
+                && object.format.is_none()
+                && object.enum_values.is_none()
+            {
+                object.pattern = Some(NO_NUL_PATTERN.to_owned());
+            }
+            for property in object.properties.values_mut() {
+                refuse_nul(property, named);
+            }
+            if let Some(extra) = object.additional_properties.as_deref_mut()
+                && let AdditionalProperties::RefOr(values) = extra
+            {
+                refuse_nul(values, named);
+            }
+        }
+        Schema::Array(array) => {
+            if let ArrayItems::RefOrSchema(items) = &mut array.items {
+                refuse_nul(items, named);
+            }
+        }
+        Schema::OneOf(one_of) => one_of.items.iter_mut().for_each(|s| refuse_nul(s, named)),
+        Schema::AllOf(all_of) => all_of.items.iter_mut().for_each(|s| refuse_nul(s, named)),
+        Schema::AnyOf(any_of) => any_of.items.iter_mut().for_each(|s| refuse_nul(s, named)),
+        _ => {}
+    }
 }

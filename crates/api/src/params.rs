@@ -122,7 +122,7 @@ param_schema!(
     ObjectBuilder::new()
         .schema_type(Type::String)
         .max_length(Some(filters::MAX_SEARCH_CHARS))
-        .pattern(Some("^[^\\u0000]*$"))
+        .pattern(Some(crate::extract::schema_check::NO_NUL_PATTERN))
 );
 
 /// Flattens an optional [`Search`] into the domain's `Option<String>`.

@@ -363,6 +363,10 @@ fn compiled(pattern: &str) -> Option<Arc<regex::Regex>> {
     built
 }
 
+/// The pattern of text without NUL, which every string is held to here (PostgreSQL text cannot
+/// hold it): the document states it where nothing else of a string's schema excludes NUL.
+pub const NO_NUL_PATTERN: &str = "^[^\\u0000]*$";
+
 fn check_string(schema: &Value, s: &str, field: &str, out: &mut Findings) {
     // PostgreSQL text cannot hold NUL: refuse it here rather than fail at the database.
     if s.contains('\0') {

@@ -106,6 +106,32 @@ impl<const MAX: usize> ToSchema for OneLine<MAX> {
     }
 }
 
+/// Free text that may span lines (a transition's note): white space around it is trimmed and a
+/// blank is none; line breaks and tabs, but no other control character nor a bidirectional
+/// override or isolate, at most `MAX` characters once trimmed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct LongText<const MAX: usize>(pub String);
+
+impl<const MAX: usize> PartialSchema for LongText<MAX> {
+    fn schema() -> RefOr<Schema> {
+        let refused = r"\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069";
+        let pattern = format!("^[{TRIMMED}]*[^{refused}]{{0,{MAX}}}[{TRIMMED}]*$");
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(pattern))
+                .build(),
+        ))
+    }
+}
+
+impl<const MAX: usize> ToSchema for LongText<MAX> {
+    fn name() -> Cow<'static, str> {
+        format!("LongText{MAX}").into()
+    }
+}
+
 /// A form's chat command as the domain accepts it: once trimmed, 1 to `MAX_COMMAND` ASCII
 /// letters (either case: it is kept lower-case), digits, `-` or `_`, starting with a letter or
 /// digit. The pattern states the length (white space around does not count).
@@ -213,13 +239,20 @@ mod tests {
     }
 
     #[test]
-    fn one_line_and_command_patterns_follow_the_domain_rules() {
+    fn free_text_and_command_patterns_follow_the_domain_rules() {
         let line = OneLine::<5>::schema;
         for ok in ["", "  ", "a:b c", "\tabcde\n", "😀😀😀😀😀"] {
             assert!(fits(line(), ok), "{ok:?}");
         }
         for bad in ["a\nb", "abcdef", "a\u{7}", "\u{85}x\u{9f}"] {
             assert!(!fits(line(), bad), "{bad:?}");
+        }
+        let text = LongText::<5>::schema;
+        for ok in ["", " a\nb\tc ", "\n\u{85}abcde\n"] {
+            assert!(fits(text(), ok), "{ok:?}");
+        }
+        for bad in ["abcdef", "a\u{7}", "a\rb", "x\u{202e}y", "\u{2066}"] {
+            assert!(!fits(text(), bad), "{bad:?}");
         }
         let longest = "a".repeat(teamcomm_forms::forms::MAX_COMMAND);
         for ok in ["standup", " Daily-2_b\n", &longest] {

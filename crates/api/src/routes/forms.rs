@@ -7,11 +7,13 @@ use std::collections::BTreeMap;
 use actix_web::{HttpResponse, delete, get, patch, post, put, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use teamcomm_forms::forms::workflow::MAX_STATE_LABEL;
 use teamcomm_forms::forms::{
     AttachedChannel, Audience, AudienceInput, AudienceMode, FlowStatus, FormConfig, FormListFilter,
-    FormOrder, FormScope, GuestUser, MAX_FORM_NAME, MAX_GUEST_NAME, MAX_SUBMISSION_LABEL, Members,
-    MembersInput, NewForm, Person, ResponseListFilter, ResponseOrder, StateInput, Submission,
-    SubmissionSource, VisibleForm, VisibleResponse, WorkflowInput, WorkflowState, content_json,
+    FormOrder, FormScope, GuestUser, MAX_FORM_NAME, MAX_GUEST_NAME, MAX_NOTE, MAX_SUBMISSION_LABEL,
+    Members, MembersInput, NewForm, Person, ResponseListFilter, ResponseOrder, StateInput,
+    Submission, SubmissionSource, VisibleForm, VisibleResponse, WorkflowInput, WorkflowState,
+    content_json,
 };
 use teamcomm_kernel::{Error, WireEnum};
 use teamcomm_org::User;
@@ -20,7 +22,9 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{ChatCommand, JsonBody, Name, OneLine, OptionalName, Wire, nullable};
+use crate::extract::{
+    ChatCommand, JsonBody, LongText, Name, OneLine, OptionalName, Wire, nullable,
+};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Day, Names, Search, UserIds, UserRef, UuidList, search};
 use crate::routes::questions::{QuestionBody, QuestionPatchBody, QuestionView, ReorderBody};
@@ -402,8 +406,8 @@ pub struct QuestionsView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StateBody {
-    #[schema(max_length = 50)]
-    label: String,
+    #[schema(inline)]
+    label: Name<{ MAX_STATE_LABEL }>,
     /// `#rgb`, `#rgba`, `#rrggbb` or `#rrggbbaa`.
     #[schema(
         pattern = "^#([0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$",
@@ -440,7 +444,7 @@ impl WorkflowBody {
                 states
                     .into_iter()
                     .map(|s| StateInput {
-                        label: s.label,
+                        label: s.label.0,
                         color: s.color,
                         is_final: s.is_final,
                     })
@@ -668,8 +672,7 @@ pub struct TransitionBody {
     /// A state key of the form's workflow.
     to_state: String,
     /// For the history, at most 1,000 characters.
-    #[schema(max_length = 1000)]
-    note: Option<String>,
+    note: Option<LongText<{ MAX_NOTE }>>,
 }
 
 // ----------------------------------------------------------------------------------- queries
@@ -1205,7 +1208,13 @@ pub async fn transition_response(
     let TransitionBody { to_state, note } = body.0;
     let r = state
         .forms
-        .transition_response(caller.user(), id, response, &to_state, note.as_deref())
+        .transition_response(
+            caller.user(),
+            id,
+            response,
+            &to_state,
+            note.as_ref().map(|n| n.0.as_str()),
+        )
         .await?;
     Ok(HttpResponse::Ok().json(FormResponseView::from(&r)))
 }
@@ -1213,15 +1222,15 @@ pub async fn transition_response(
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use teamcomm_forms::forms::workflow::{MAX_STATE_LABEL, MAX_STATES};
-    use teamcomm_forms::forms::{MAX_AUDIENCE, MAX_GUEST_EMAIL, MAX_NOTE};
+    use teamcomm_forms::forms::workflow::MAX_STATES;
+    use teamcomm_forms::forms::{MAX_AUDIENCE, MAX_GUEST_EMAIL};
     use teamcomm_forms::questions::MAX_QUESTIONS;
     use utoipa::PartialSchema;
 
     use super::*;
 
-    /// (`command`, `submission_source` and the guest's `full_name` have types built from the
-    /// domain's limits.)
+    /// (`command`, `submission_source`, the guest's `full_name` and `note` have types built from
+    /// the domain's limits.)
     #[test]
     fn the_document_states_the_domains_limits() {
         let audience = serde_json::to_value(AudienceBody::schema()).unwrap();
@@ -1246,11 +1255,6 @@ mod tests {
         assert_eq!(
             guest["properties"]["email"]["maxLength"],
             json!(MAX_GUEST_EMAIL)
-        );
-        let transition = serde_json::to_value(TransitionBody::schema()).unwrap();
-        assert_eq!(
-            transition["properties"]["note"]["maxLength"],
-            json!(MAX_NOTE)
         );
         let create = serde_json::to_value(CreateFormBody::schema()).unwrap();
         assert_eq!(create["required"], json!(["name"]));

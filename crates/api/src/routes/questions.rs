@@ -3,19 +3,22 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use teamcomm_forms::questions::{NewQuestion, Question, QuestionPatch};
+use teamcomm_forms::questions::{
+    MAX_OPTION_CHARS, MAX_QUESTION_CHARS, MAX_SHORT_QUESTION_CHARS, NewQuestion, Question,
+    QuestionPatch,
+};
 use teamcomm_kernel::WireEnum;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::extract::QuestionTypeName;
+use crate::extract::{Name, OptionalName, QuestionTypeName};
 
 /// A question as written (creation, or `POST .../questions/`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionBody {
     /// The question text (at most 1,000 characters).
-    question: String,
+    question: Name<{ MAX_QUESTION_CHARS }>,
     /// `text` (default), `multiple_choice`, `boolean` or `numeric`.
     #[schema(inline)]
     question_type: Option<QuestionTypeName>,
@@ -25,12 +28,12 @@ pub struct QuestionBody {
     is_blocker: Option<bool>,
     /// Choices of a multiple-choice question (2 to 25).
     #[schema(max_items = 25)]
-    options: Option<Vec<String>>,
+    options: Option<Vec<Name<{ MAX_OPTION_CHARS }>>>,
     /// The label reports use (at most 60 characters); required unless generated.
-    short_question: Option<String>,
+    short_question: Option<OptionalName<{ MAX_SHORT_QUESTION_CHARS }>>,
     /// Alternative phrasings (at most 10).
     #[schema(max_items = 10)]
-    variations: Option<Vec<String>>,
+    variations: Option<Vec<Name<{ MAX_QUESTION_CHARS }>>>,
     /// Branching: `{"rules": {"rules_if": [{"conditions": [{"operator", "comparison_value",
     /// "logic_connector"}], "then": {"action": "go_to|end|next", "target"}}], "rules_else": {...}}}`.
     #[schema(value_type = Option<Object>)]
@@ -42,13 +45,13 @@ pub struct QuestionBody {
 impl From<QuestionBody> for NewQuestion {
     fn from(b: QuestionBody) -> Self {
         NewQuestion {
-            question: b.question,
+            question: b.question.0,
             question_type: b.question_type.map(|t| t.0),
             required: b.required,
             is_blocker: b.is_blocker,
-            options: b.options,
-            short_question: b.short_question,
-            variations: b.variations,
+            options: texts(b.options),
+            short_question: b.short_question.map(|s| s.0),
+            variations: texts(b.variations),
             logic: b.logic,
         }
     }
@@ -58,16 +61,16 @@ impl From<QuestionBody> for NewQuestion {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionPatchBody {
-    question: Option<String>,
+    question: Option<Name<{ MAX_QUESTION_CHARS }>>,
     #[schema(inline)]
     question_type: Option<QuestionTypeName>,
     required: Option<bool>,
     is_blocker: Option<bool>,
     #[schema(max_items = 25)]
-    options: Option<Vec<String>>,
-    short_question: Option<String>,
+    options: Option<Vec<Name<{ MAX_OPTION_CHARS }>>>,
+    short_question: Option<OptionalName<{ MAX_SHORT_QUESTION_CHARS }>>,
     #[schema(max_items = 10)]
-    variations: Option<Vec<String>>,
+    variations: Option<Vec<Name<{ MAX_QUESTION_CHARS }>>>,
     /// `null` removes the logic.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Object>)]
@@ -84,16 +87,21 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 impl From<QuestionPatchBody> for QuestionPatch {
     fn from(b: QuestionPatchBody) -> Self {
         QuestionPatch {
-            question: b.question,
+            question: b.question.map(|q| q.0),
             question_type: b.question_type.map(|t| t.0),
             required: b.required,
             is_blocker: b.is_blocker,
-            options: b.options,
-            short_question: b.short_question,
-            variations: b.variations,
+            options: texts(b.options),
+            short_question: b.short_question.map(|s| s.0),
+            variations: texts(b.variations),
             logic: b.logic,
         }
     }
+}
+
+/// The texts of a list of names (options, variations), as the domain takes them.
+fn texts<const MAX: usize>(names: Option<Vec<Name<MAX>>>) -> Option<Vec<String>> {
+    names.map(|names| names.into_iter().map(|n| n.0).collect())
 }
 
 /// Body of `PUT .../questions/reorder/`: every question, in the new order.
