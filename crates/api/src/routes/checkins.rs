@@ -637,6 +637,8 @@ impl From<CreateCheckinBody> for NewCheckin {
 #[serde(deny_unknown_fields)]
 pub struct AnswerBody {
     uuid: Uuid,
+    // The document would otherwise say only int32 (utoipa's type for u16).
+    #[schema(maximum = 65535)]
     index: Option<u16>,
     #[schema(value_type = Value)]
     response: Value,
@@ -652,6 +654,7 @@ pub struct ResponseBody {
     responses: Vec<AnswerBody>,
     /// The position of the last question reached; below the last question the response may
     /// stop short of the required ones (`response_completed: false`).
+    #[schema(maximum = 65535)]
     last_question_index: Option<u16>,
     /// `YYYY-MM-DD`, the day answered (default the responder's today;
     /// `response_date_format_is_invalid` when malformed).
@@ -1192,5 +1195,17 @@ mod tests {
         // The config door takes the settings only.
         let e = decode_body::<CheckinSettingsBody>(json!({"questions": []})).unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownField);
+    }
+
+    #[test]
+    fn answer_positions_are_bounded_in_the_document() {
+        let answer = |index: Value| json!({"uuid": Uuid::nil(), "index": index, "response": "x"});
+        let body = json!({"responses": [answer(json!(65535.0))], "last_question_index": 3});
+        let ok: ResponseBody = decode_body(body).unwrap();
+        assert_eq!(ok.responses[0].index, Some(u16::MAX));
+        let body = json!({"responses": [answer(json!(65536))], "last_question_index": 70000});
+        let e = decode_body::<ResponseBody>(body).unwrap_err();
+        let fields: Vec<&str> = e.field_errors().keys().map(String::as_str).collect();
+        assert_eq!(fields, ["last_question_index", "responses.0.index"]);
     }
 }
