@@ -625,3 +625,188 @@ async fn the_servers_delivery_loop_delivers_on_its_tick_and_stops_when_told() {
         .expect("the loop stops when told")
         .unwrap();
 }
+
+/// A local stand-in for the Slack Web API: `conversations.open`, `chat.postMessage` (refusing
+/// channel `C-GONE` as Slack does) and `chat.update`, for the bot token `xoxb-test` only; every
+/// call is recorded as (method, body).
+struct FakeSlack {
+    base_url: String,
+    calls: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+}
+
+impl FakeSlack {
+    fn start() -> FakeSlack {
+        use actix_web::{HttpRequest, HttpResponse, web};
+        type Calls = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+        async fn answer(
+            req: HttpRequest,
+            method: web::Path<String>,
+            body: web::Json<Value>,
+            calls: web::Data<Calls>,
+        ) -> HttpResponse {
+            let authorized = req
+                .headers()
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer xoxb-test");
+            if !authorized {
+                return HttpResponse::Ok().json(json!({"ok": false, "error": "invalid_auth"}));
+            }
+            let mut held = calls.lock().unwrap();
+            held.push((method.clone(), body.0.clone()));
+            let n = held.len();
+            HttpResponse::Ok().json(match method.as_str() {
+                "conversations.open" => {
+                    json!({"ok": true, "channel": {"id": format!("D-{}", body["users"].as_str().unwrap())}})
+                }
+                "chat.postMessage" if body["channel"] == "C-GONE" => {
+                    json!({"ok": false, "error": "channel_not_found"})
+                }
+                "chat.postMessage" => {
+                    json!({"ok": true, "channel": body["channel"], "ts": format!("1700000000.{n:06}")})
+                }
+                "chat.update" => json!({"ok": true, "channel": body["channel"], "ts": body["ts"]}),
+                _ => json!({"ok": false, "error": "unknown_method"}),
+            })
+        }
+        let calls: Calls = Default::default();
+        let data = web::Data::new(calls.clone());
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = actix_web::HttpServer::new(move || {
+            actix_web::App::new()
+                .app_data(data.clone())
+                .route("/api/{method}", web::post().to(answer))
+        })
+        .workers(1)
+        .disable_signals()
+        .listen(listener)
+        .unwrap()
+        .run();
+        actix_web::rt::spawn(server);
+        FakeSlack {
+            base_url: format!("http://{addr}/api"),
+            calls,
+        }
+    }
+
+    fn calls(&self, method: &str) -> Vec<Value> {
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, body)| body.clone())
+            .collect()
+    }
+}
+
+#[actix_web::test]
+async fn sends_reach_a_slack_like_server_and_each_delivery_says_where_it_landed() {
+    let w = world().await;
+    let slack = FakeSlack::start();
+    let (ada, bob, cy) = (
+        w.app.create_user(&w.org, "member").await,
+        w.app.create_user(&w.org, "member").await,
+        w.app.create_user(&w.org, "member").await,
+    );
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &format!("/operator/v1/organizations/{}/platform/", w.org),
+            Some(json!({"kind": "slack", "secret": "xoxb-test", "base_url": slack.base_url})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    for (person, slack_id) in [(&ada, "U-ADA"), (&bob, "U-BOB")] {
+        let r = w
+            .app
+            .operator(
+                "PUT",
+                &format!(
+                    "/operator/v1/organizations/{}/users/{person}/platform-identity/",
+                    w.org
+                ),
+                Some(json!({ "platform_user_id": slack_id })),
+            )
+            .await;
+        assert_eq!(r.status, 204, "{}", r.text);
+    }
+
+    let r = w
+        .send_message(json!({
+            "message": "Deploy done",
+            "target_users": [ada, cy],
+            "target_channels": ["C-GENERAL", "C-GONE"],
+            "thread_responses": [{"message": "details"}],
+            "bot_username": "Deploy bot",
+        }))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let id = r.body["bot_message_id"].as_str().unwrap().to_owned();
+    w.app.state.deliver_due().await.unwrap();
+
+    let m = w.message(&id).await.body;
+    assert_eq!(m["status"], "failed", "{m:#}");
+    let d = m["deliveries"].as_array().unwrap();
+    assert_eq!(
+        (&d[0]["status"], &d[0]["platform_channel_id"]),
+        (&json!("delivered"), &json!("D-U-ADA"))
+    );
+    assert!(d[0]["platform_message_id"].is_string(), "{m:#}");
+    assert_eq!(d[1]["reason"], "platform_identity_missing");
+    assert_eq!(
+        (&d[2]["status"], &d[2]["platform_channel_id"]),
+        (&json!("delivered"), &json!("C-GENERAL"))
+    );
+    assert_eq!(d[3]["reason"], "destination_not_found");
+    let replies = m["thread_responses"][0]["deliveries"].as_array().unwrap();
+    assert_eq!(replies[0]["status"], "delivered");
+    assert_eq!(replies[1]["reason"], "parent_not_delivered");
+
+    let posts = slack.calls("chat.postMessage");
+    let to = |channel: &str| {
+        posts
+            .iter()
+            .filter(|p| p["channel"] == channel)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let dm = to("D-U-ADA");
+    assert_eq!(dm.len(), 2, "the message and its thread reply: {posts:#?}");
+    assert_eq!(dm[0]["username"], "Deploy bot");
+    assert_eq!(dm[1]["thread_ts"], d[0]["platform_message_id"]);
+    assert_eq!(dm[1]["text"], "details");
+    assert_eq!(to("C-GENERAL").len(), 2);
+
+    // An edit rewrites every delivery that landed, where it landed.
+    let r = w
+        .send_message(json!({"message": "Deploy rolled back", "bot_message_id": id}))
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    w.app.state.deliver_due().await.unwrap();
+    let updates = slack.calls("chat.update");
+    assert_eq!(updates.len(), 2, "{updates:#?}");
+    assert_eq!(updates[0]["ts"], d[0]["platform_message_id"]);
+    assert_eq!(updates[0]["text"], "Deploy rolled back");
+
+    // A group conversation of people with Slack identities.
+    let r = w
+        .post(
+            "/v1/open-conversation/",
+            &w.admin_key,
+            json!({"users_uuids": [ada, bob]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body, json!({"channel": "D-U-ADA,U-BOB"}));
+    let r = w
+        .post(
+            "/v1/open-conversation/",
+            &w.admin_key,
+            json!({"users_uuids": [ada, cy]}),
+        )
+        .await;
+    r.assert_error(400, "one_or_more_users_not_found");
+    assert_eq!(r.body["extra"]["users"], json!([cy]));
+}
