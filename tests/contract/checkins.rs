@@ -68,6 +68,14 @@ impl CheckinPorts {
         }
     }
 
+    /// The in-memory repository itself, for in-memory ports built over it.
+    pub fn in_memory_repo(&self) -> Option<Arc<InMemoryCheckinRepository>> {
+        match &self.side {
+            Side::Memory(repo) => Some(repo.clone()),
+            Side::Postgres(_) => None,
+        }
+    }
+
     pub fn postgres(db: Database, url: &str) -> Self {
         CheckinPorts {
             repo: Arc::new(PgCheckinRepository::new(db)),
@@ -133,7 +141,7 @@ fn questions() -> QuestionSet {
 }
 
 /// A check-in of `org` by `author` asking these people and teams.
-fn checkin(
+pub(crate) fn checkin(
     org: &Organization,
     author: &User,
     name: &str,

@@ -84,5 +84,6 @@ mod labels;
 mod messaging;
 mod moods;
 mod orgs;
+mod rounds;
 mod teams;
 mod templates;

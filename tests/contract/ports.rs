@@ -47,6 +47,7 @@ pub struct Ports {
     pub forms: crate::forms::FormPorts,
     pub checkins: crate::checkins::CheckinPorts,
     pub jobs: crate::jobs::JobPorts,
+    pub rounds: crate::rounds::RoundPorts,
     pub messaging: crate::messaging::MessagingPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
@@ -71,14 +72,20 @@ impl Ports {
         let channels = Arc::new(
             InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id)),
         );
+        let checkins = crate::checkins::CheckinPorts::in_memory(
+            org.people.clone(),
+            org.teams.clone(),
+            channels.clone(),
+            events.clone(),
+        );
         Ports {
             keys: Arc::new(InMemoryKeyRepository::new(org.people.clone())),
-            checkins: crate::checkins::CheckinPorts::in_memory(
+            rounds: crate::rounds::RoundPorts::in_memory(
+                &checkins,
                 org.people.clone(),
-                org.teams.clone(),
-                channels.clone(),
                 events.clone(),
             ),
+            checkins,
             forms: crate::forms::FormPorts::in_memory(org.people.clone()),
             jobs: crate::jobs::JobPorts::in_memory(),
             messaging: crate::messaging::MessagingPorts::in_memory(org.people.clone()),
@@ -143,6 +150,7 @@ impl Ports {
             forms: crate::forms::FormPorts::postgres(database.clone(), &db.url),
             checkins: crate::checkins::CheckinPorts::postgres(database.clone(), &db.url),
             jobs: crate::jobs::JobPorts::postgres(database.clone(), &db.url),
+            rounds: crate::rounds::RoundPorts::postgres(database.clone(), &db.url),
             messaging: crate::messaging::MessagingPorts::postgres(database.clone(), &db.url),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),

@@ -90,7 +90,7 @@ fn stored<T: serde::Serialize>(column: &str, value: &T) -> Result<Value, RepoErr
 
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = checkins, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
-struct CheckinRow {
+pub(super) struct CheckinRow {
     id: Uuid,
     #[diesel(skip_update)]
     organization_id: Uuid,

@@ -11,6 +11,7 @@ mod mood;
 mod org;
 mod outbox;
 mod paging;
+mod rounds;
 mod teams;
 mod templates;
 
@@ -25,6 +26,7 @@ pub use labels::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 pub use messaging::{PgEmailRepository, PgMessageRepository, PgPlatformDirectory};
 pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
+pub use rounds::PgRoundRepository;
 pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;
 

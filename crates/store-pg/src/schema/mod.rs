@@ -18,6 +18,8 @@ pub(crate) mod labels;
 // `messaging::{messages, message_deliveries, emails, platform_connections, platform_identities}`.
 pub(crate) mod messaging;
 mod outbox;
+// `rounds::{checkin_rounds, checkin_finished_days}`.
+pub(crate) mod rounds;
 
 pub(crate) use outbox::outbox_events;
 

@@ -1,0 +1,2 @@
+DROP TABLE checkin_finished_days;
+DROP TABLE checkin_rounds;
