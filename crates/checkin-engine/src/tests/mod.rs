@@ -5,6 +5,7 @@
 mod prompting;
 mod replies;
 mod reports;
+mod synapse;
 
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use teamcomm_kernel::events::testing::RecordedEvents;
 use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
 use teamcomm_kernel::{EventType, SharedClock};
 use teamcomm_messaging::message::{DeliveryTarget, Message};
-use teamcomm_messaging::platform::{InboundEvent, PlatformKind};
+use teamcomm_messaging::platform::{ChatPlatform, InboundEvent, PlatformKind};
 use teamcomm_messaging::testing::{
     FixedConnector, InMemoryChannelRepository, InMemoryEmailRepository, InMemoryMessageRepository,
     InMemoryPlatformDirectory, RecordingChatPlatform, RecordingMailer,
@@ -55,7 +56,17 @@ struct World {
 }
 
 impl World {
+    /// The world on the recording Slack platform.
     async fn new(now: OffsetDateTime) -> Self {
+        World::on(now, None).await
+    }
+
+    /// The world with its organization connected to `platform` (of `kind`) instead of the
+    /// recording Slack platform.
+    async fn on(
+        now: OffsetDateTime,
+        platform: Option<(Arc<dyn ChatPlatform>, PlatformKind)>,
+    ) -> Self {
         let clock = Arc::new(FixedClock::new(now));
         let shared: SharedClock = clock.clone();
         let org_ports = InMemoryOrgPorts::new(shared);
@@ -80,11 +91,13 @@ impl World {
             events.clone(),
         ));
         let directory = InMemoryPlatformDirectory::new();
-        directory.connect(org.id, PlatformKind::Slack);
+        let recording = Arc::new(RecordingChatPlatform::new(PlatformKind::Slack));
+        let (connected, kind): (Arc<dyn ChatPlatform>, PlatformKind) =
+            platform.unwrap_or((recording.clone(), PlatformKind::Slack));
+        directory.connect(org.id, kind);
         for u in [&admin, &ada, &ned] {
             directory.map_person(org.id, PlatformKind::Slack, u.id, &slack_id(u));
         }
-        let platform = Arc::new(RecordingChatPlatform::new(PlatformKind::Slack));
         let queue = InMemoryJobQueue::default();
         let rounds = Arc::new(InMemoryRoundRepository::new(
             checkin_store.clone(),
@@ -92,8 +105,8 @@ impl World {
             events.clone(),
         ));
         World {
-            connector: Arc::new(FixedConnector::new(platform.clone())),
-            platform,
+            connector: Arc::new(FixedConnector::new(connected)),
+            platform: recording,
             directory,
             messages: InMemoryMessageRepository::new(queue.clone()),
             queue,
