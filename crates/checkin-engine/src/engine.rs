@@ -9,7 +9,6 @@ use teamcomm_forms::checkins::{
     AnswerInput, Checkin, CheckinRepository, CheckinService, ResponseInput, ResponseScope,
     ResponseSelection,
 };
-use teamcomm_forms::questions::{Question, QuestionType};
 use teamcomm_kernel::{Error, OrgId, PageRequest, RepoError, UserId};
 use teamcomm_messaging::MessagingService;
 use teamcomm_messaging::message::{DeliveryStatus, DeliveryTarget, MessageId};
@@ -411,10 +410,12 @@ impl Engine {
     }
 
     /// Takes a person's reply on the chat platform of `org` (connected as `kind`) as the answer
-    /// to the question their round is waiting on, and sends the next question. Counts only a
-    /// reply in the conversation the question landed in, from the person asked, while the
-    /// round runs; anything else is not for the engine (`None`). When several rounds of the
-    /// person wait, the one opened last takes it (the question they read last).
+    /// to the question their round is waiting on, and sends the next question; answers the
+    /// round as it stands then. Counts only a reply in the conversation the question landed in,
+    /// from the person asked, while the round runs; anything else is not for the engine
+    /// (`None`). When several rounds of the person wait, the one opened last takes it (the
+    /// question they read last). An answer the response rules refuse is not taken: the person
+    /// is told why, and the question still waits.
     pub async fn take_reply(
         &self,
         org: OrgId,
@@ -511,7 +512,8 @@ impl Engine {
         answers.push(AnswerInput {
             uuid: question.uuid,
             index: Some(index),
-            response: chat_answer(question, text),
+            // The text as written: the response rules read numbers, yes/no and choices from it.
+            response: Value::from(text.as_str()),
         });
         answers.sort_by_key(|a| a.index);
         let input = ResponseInput {
@@ -520,20 +522,34 @@ impl Engine {
             questions_version: None,
         };
         let day = round.day.to_string();
-        match before {
+        let stored = match before {
             Some(_) => {
                 self.ports
                     .checkins
                     .edit_response(&person, checkin.id, &input, Some(&day))
-                    .await?
+                    .await
             }
             None => {
                 self.ports
                     .checkins
                     .submit_response(&person, checkin.id, &input, Some(&day))
-                    .await?
+                    .await
             }
         };
+        match stored {
+            Ok(_) => {}
+            // The rules refused the answer (not a number, not an option...): the person is
+            // told why and the question still waits.
+            Err(refusal) if refusal.status() < 500 => {
+                let id = MessageId(Uuid::new_v5(
+                    &round.id,
+                    format!("refused:{message_id}").as_bytes(),
+                ));
+                self.say(&round, id, refusal_text(&refusal)).await?;
+                return Ok(Some(round));
+            }
+            Err(e) => return Err(e),
+        }
         let mut next = round.clone();
         next.answered += 1;
         next.last_reply = Some(message_id.clone());
@@ -551,22 +567,18 @@ fn due_keys(due: &[(&Checkin, &User, DueRound)]) -> Vec<RoundKey> {
     due.iter().map(|(c, p, d)| (c.id, p.id, d.day)).collect()
 }
 
-/// A chat reply as the answer to `question`: numbers and yes/no read as such when they are,
-/// a multiple-choice answer as the one option chosen; the response rules judge the rest.
-fn chat_answer(question: &Question, text: &str) -> Value {
-    let text = text.trim();
-    match question.question_type {
-        QuestionType::Numeric => match (text.parse::<i64>(), text.parse::<f64>()) {
-            (Ok(n), _) => Value::from(n),
-            (_, Ok(x)) if x.is_finite() => Value::from(x),
-            _ => Value::from(text),
-        },
-        QuestionType::Boolean => match text.to_lowercase().as_str() {
-            "yes" | "y" | "true" => Value::Bool(true),
-            "no" | "n" | "false" => Value::Bool(false),
-            _ => Value::from(text),
-        },
-        QuestionType::MultipleChoice => Value::Array(vec![Value::from(text)]),
-        QuestionType::Text => Value::from(text),
-    }
+/// What the person is told when the response rules refuse their answer: the rules' own words.
+fn refusal_text(refusal: &Error) -> String {
+    let reasons: Vec<&str> = refusal
+        .field_errors()
+        .values()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let reason = if reasons.is_empty() {
+        refusal.detail().to_owned()
+    } else {
+        reasons.join(" ")
+    };
+    format!("I could not take that answer: {reason} Please answer again.")
 }

@@ -49,7 +49,6 @@ struct World {
     queue: InMemoryJobQueue,
     messages: InMemoryMessageRepository,
     directory: InMemoryPlatformDirectory,
-    platform: Arc<RecordingChatPlatform>,
     connector: Arc<FixedConnector>,
     rounds: Arc<InMemoryRoundRepository>,
     events: RecordedEvents,
@@ -106,7 +105,6 @@ impl World {
         ));
         World {
             connector: Arc::new(FixedConnector::new(connected)),
-            platform: recording,
             directory,
             messages: InMemoryMessageRepository::new(queue.clone()),
             queue,
@@ -186,7 +184,7 @@ impl World {
         let event = InboundEvent::Reply {
             platform_user_id: slack_id(person),
             channel_id: format!("D-{}", slack_id(person)),
-            message_id: format!("reply-{}", self.platform.calls().len()),
+            message_id: format!("reply-{}", uuid::Uuid::now_v7()),
             text: text.to_owned(),
             in_reply_to: None,
         };

@@ -127,3 +127,63 @@ async fn a_reply_from_elsewhere_or_reported_twice_answers_nothing() {
     assert_eq!(ada.answered, 1);
     let _: UserId = ada.user_id;
 }
+
+#[tokio::test]
+async fn an_answer_the_rules_refuse_is_explained_and_the_question_still_waits() {
+    let w = World::new(datetime!(2026-11-23 08:00 UTC)).await;
+    let settings = CheckinInput {
+        name: Some("Pulse".into()),
+        participants: Some(ParticipantsInput {
+            user_uuids: vec![w.ada.id],
+            team_uuids: vec![],
+        }),
+        schedule: Some(ScheduleInput {
+            days: Some((0..=6).collect()),
+            time: Some("09:00".into()),
+            timezone: Some("Europe/Madrid".into()),
+        }),
+        start_on: Some("2026-01-01".into()),
+        ..CheckinInput::default()
+    };
+    let new = NewCheckin {
+        settings,
+        questions: Some(vec![NewQuestion {
+            question_type: Some(teamcomm_forms::questions::QuestionType::Numeric),
+            ..question("How many hours of focus?", true)
+        }]),
+        ..NewCheckin::default()
+    };
+    let checkin = w
+        .checkins()
+        .create_checkin(&w.admin, new)
+        .await
+        .unwrap()
+        .checkin;
+    w.tick(datetime!(2026-11-23 08:00 UTC)).await;
+    w.deliver().await;
+
+    let round = w.reply(&w.ada, "lots").await.unwrap();
+    assert_eq!((round.answered, round.completed), (0, false));
+    let told = w.messages_to(&w.ada);
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert_eq!(
+        told[1],
+        "I could not take that answer: Expected a number. Please answer again."
+    );
+
+    // The rules read the number from the text.
+    let round = w.reply(&w.ada, "3.5").await.unwrap();
+    assert_eq!((round.answered, round.completed), (1, true));
+    let stored = w
+        .checkin_store
+        .responses_between(
+            w.org.id,
+            checkin.id,
+            w.ada.id,
+            date!(2026 - 11 - 23),
+            date!(2026 - 11 - 23),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored[0].answers[0].response, 3.5);
+}
