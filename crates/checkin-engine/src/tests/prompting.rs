@@ -151,3 +151,27 @@ async fn reminders_follow_the_configured_count_and_interval_until_answered() {
     assert_eq!(ada[2], "Anything blocking you?");
     assert!(ada[3].ends_with("Anything blocking you?"));
 }
+
+#[tokio::test]
+async fn no_reminders_without_an_interval_and_none_after_the_round_closes() {
+    let w = World::new(datetime!(2026-11-23 08:00 UTC)).await;
+    w.standup("Europe/Madrid", false, |s| {
+        s.reminders_max_count = Some(3);
+        s.reminders_frequency_time = Some(0);
+    })
+    .await;
+    w.tick(datetime!(2026-11-23 08:00 UTC)).await;
+    assert_eq!(w.tick(datetime!(2026-11-23 12:00 UTC)).await.reminders, 0);
+
+    let w = World::new(datetime!(2026-11-23 08:00 UTC)).await;
+    w.standup("Europe/Madrid", false, |s| {
+        s.reminders_max_count = Some(3);
+        s.reminders_frequency_time = Some(60);
+        s.time_for_report = Some(Some("10:00".into()));
+    })
+    .await;
+    w.tick(datetime!(2026-11-23 08:00 UTC)).await;
+    // The round closes at 10:00 in Madrid (09:00 UTC): the report, not a reminder.
+    let at_close = w.tick(datetime!(2026-11-23 09:00 UTC)).await;
+    assert_eq!((at_close.reminders, at_close.reports), (0, 1));
+}

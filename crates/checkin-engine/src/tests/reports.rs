@@ -74,3 +74,21 @@ async fn one_by_one_posts_a_message_per_response_at_the_end_of_the_day() {
     assert!(texts[0].contains("Ned Test") && texts[0].contains("Fixed the build"));
     assert!(texts[1].contains("Ada Test") && texts[1].contains("Wrote docs"));
 }
+
+#[tokio::test]
+async fn a_report_time_before_the_trigger_leaves_the_day_open_until_its_end() {
+    let w = World::new(datetime!(2026-11-23 08:00 UTC)).await;
+    w.standup("Europe/Madrid", false, |s| {
+        s.time_for_report = Some(Some("08:00".into()));
+    })
+    .await;
+    w.tick(datetime!(2026-11-23 08:00 UTC)).await;
+    let closes: Vec<_> = w.rounds.all().iter().map(|r| r.closes_at).collect();
+    assert_eq!(
+        closes,
+        [datetime!(2026-11-23 23:00 UTC); 2],
+        "midnight in Madrid"
+    );
+    assert_eq!(w.tick(datetime!(2026-11-23 22:59 UTC)).await.reports, 0);
+    assert_eq!(w.tick(datetime!(2026-11-23 23:00 UTC)).await.reports, 1);
+}
