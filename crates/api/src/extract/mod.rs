@@ -17,7 +17,9 @@ pub mod schema_check;
 pub mod text;
 pub mod wire;
 
-pub use text::{ChatCommand, EmailAddress, Identifier, LongText, Name, OneLine, OptionalName};
+pub use text::{
+    ChatCommand, ClockTime, EmailAddress, Identifier, LongText, Name, OneLine, OptionalName,
+};
 pub use wire::{PlanName, QuestionTypeName, RoleName, TeamRoleName, TemplateTypeName, Wire};
 
 use std::future::{Ready, ready};

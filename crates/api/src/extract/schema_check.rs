@@ -107,6 +107,7 @@ impl BodySchema {
             Some((field, code)) => {
                 let message = findings.fields[&field].join(" ");
                 Error::new(code, format!("Invalid {field}: {message}"))
+                    .with_extra("parameter", field)
             }
             None => Error::new(ErrorCode::ParamsValidationError, "Invalid input."),
         };

@@ -132,6 +132,31 @@ impl<const MAX: usize> ToSchema for LongText<MAX> {
     }
 }
 
+/// A wall-clock time, `HH:MM` (a check-in's time, its report's time).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct ClockTime(pub String);
+
+impl ClockTime {
+    /// The schema, for a field that adds to it.
+    pub fn builder() -> ObjectBuilder {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(format!(
+                "^[{TRIMMED}]*([01][0-9]|2[0-3]):[0-5][0-9][{TRIMMED}]*$"
+            )))
+            .examples(["09:30"])
+    }
+}
+
+impl PartialSchema for ClockTime {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(Self::builder().build()))
+    }
+}
+
+impl ToSchema for ClockTime {}
+
 /// A form's chat command as the domain accepts it: once trimmed, 1 to `MAX_COMMAND` ASCII
 /// letters (either case: it is kept lower-case), digits, `-` or `_`, starting with a letter or
 /// digit. The pattern states the length (white space around does not count).

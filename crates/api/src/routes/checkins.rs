@@ -19,14 +19,16 @@ use teamcomm_kernel::{Error, ErrorCode, TeamId, UserId};
 use teamcomm_org::User;
 use time::Date;
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::Schema;
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::schema::{Object, Schema, SchemaType, Type};
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use super::questions::{QuestionBody, QuestionPatchBody, QuestionView, ReorderBody};
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{JsonBody, Name, Query, Wire, nullable};
+use crate::extract::schema_check::ERROR_CODE_EXTENSION;
+use crate::extract::{ClockTime, JsonBody, Name, Query, Wire, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Day, Search, UserRef, UuidList, search};
 use crate::state::AppState;
@@ -386,14 +388,28 @@ pub type ReminderConditionName = Wire<ReminderCondition>;
 pub type ReminderToneName = Wire<ReminderTone>;
 pub type PrivacyName = Wire<Privacy>;
 
+/// `schedule.time`: a [`ClockTime`] (or null) whose errors answer `invalid_schedule`, as the
+/// domain's other schedule errors do (utoipa drops a field's extensions on an `Option`).
+fn schedule_time() -> Object {
+    ClockTime::builder()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .description(Some("`HH:MM`, the wall-clock time people are asked."))
+        .extensions(Some(
+            ExtensionsBuilder::new()
+                .add(ERROR_CODE_EXTENSION, "invalid_schedule")
+                .build(),
+        ))
+        .build()
+}
+
 /// The `schedule` object; each part may be left out (a change keeps it).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleBody {
     /// Weekdays, 0 (Sunday) to 6 (Saturday); at least one.
     days: Option<Vec<i64>>,
-    /// `HH:MM`, the wall-clock time people are asked.
-    time: Option<String>,
+    #[schema(schema_with = schedule_time)]
+    time: Option<ClockTime>,
     /// IANA zone, e.g. `Europe/Madrid`.
     timezone: Option<String>,
 }
@@ -427,6 +443,7 @@ pub struct CheckinSettingsBody {
     /// `daily` or `weekly` (default).
     frequency_type: Option<String>,
     /// Every N days or weeks (or months), 1 to 52.
+    #[schema(minimum = 1, maximum = 52, extensions(("x-error-code" = json!("invalid_schedule"))))]
     frequency: Option<i64>,
     /// `disabled` (default), `monthly` (the schedule's weekdays in each month's first week) or
     /// `custom` (with `frequency_cron`).
@@ -436,10 +453,11 @@ pub struct CheckinSettingsBody {
     #[schema(value_type = Option<String>)]
     frequency_cron: Option<Option<String>>,
     /// `YYYY-MM-DD`, the first day (default today).
+    #[schema(format = Date, extensions(("x-error-code" = json!("invalid_schedule"))))]
     start_on: Option<String>,
     /// `YYYY-MM-DD`, the last day; null for none.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_schedule"))))]
     end_on: Option<Option<String>>,
     /// Started by an event rather than at the schedule's time.
     is_trigger_based: Option<bool>,
@@ -476,8 +494,8 @@ pub struct CheckinSettingsBody {
     custom_template_outro: Option<Option<String>>,
     /// `HH:MM`; null clears it.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
-    time_for_report: Option<Option<String>>,
+    #[schema(value_type = Option<ClockTime>)]
+    time_for_report: Option<Option<ClockTime>>,
     is_smart_checkin: Option<bool>,
     /// Needs `is_smart_checkin`.
     is_intelligence_enabled: Option<bool>,
@@ -492,7 +510,7 @@ impl From<CheckinSettingsBody> for CheckinInput {
             name: b.name.map(|n| n.0),
             schedule: b.schedule.map(|s| ScheduleInput {
                 days: s.days,
-                time: s.time,
+                time: s.time.map(|t| t.0),
                 timezone: s.timezone,
             }),
             participants: b.participants.map(|p| ParticipantsInput {
@@ -532,7 +550,7 @@ impl From<CheckinSettingsBody> for CheckinInput {
             send_reports_one_by_one: b.send_reports_one_by_one,
             custom_template_intro: b.custom_template_intro,
             custom_template_outro: b.custom_template_outro,
-            time_for_report: b.time_for_report,
+            time_for_report: b.time_for_report.map(|t| t.map(|t| t.0)),
             is_smart_checkin: b.is_smart_checkin,
             is_intelligence_enabled: b.is_intelligence_enabled,
             max_clarifying_questions: b.max_clarifying_questions,
@@ -581,6 +599,10 @@ impl PartialSchema for CreateCheckinBody {
             return CheckinSettingsBody::schema();
         };
         merged.properties.extend(extras.properties);
+        // Required on creation, so not null either (a change may leave it out or send null).
+        merged
+            .properties
+            .insert("name".to_owned(), Name::<{ MAX_CHECKIN_NAME }>::schema());
         merged.required.push("name".to_owned());
         merged.description =
             Some("A new check-in: its settings (`name` required) and its questions.".to_owned());
@@ -1190,11 +1212,39 @@ mod tests {
             (e.code(), e.extra()["parameter"].clone()),
             (ErrorCode::UnknownField, json!("surprise"))
         );
-        let e = decode_body::<CreateCheckinBody>(json!({"questions": []})).unwrap_err();
-        assert!(e.field_errors().contains_key("name"));
+        for nameless in [json!({"questions": []}), json!({"name": null})] {
+            let e = decode_body::<CreateCheckinBody>(nameless).unwrap_err();
+            assert!(e.field_errors().contains_key("name"));
+        }
         // The config door takes the settings only.
         let e = decode_body::<CheckinSettingsBody>(json!({"questions": []})).unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownField);
+    }
+
+    #[test]
+    fn schedule_values_answer_invalid_schedule_naming_the_field() {
+        for (body, field) in [
+            (json!({"frequency": 53}), "frequency"),
+            (json!({"start_on": "2026-02-30"}), "start_on"),
+            (json!({"end_on": "soon"}), "end_on"),
+            (json!({"schedule": {"time": "9am"}}), "schedule.time"),
+        ] {
+            let e = decode_body::<CheckinSettingsBody>(body.clone()).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidSchedule, "{body}");
+            assert_eq!(e.extra()["parameter"], field, "{body}");
+        }
+        let e =
+            decode_body::<CheckinSettingsBody>(json!({"time_for_report": "24:00"})).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::ParamsValidationError);
+        assert!(e.field_errors().contains_key("time_for_report"));
+        let ok: CheckinSettingsBody = decode_body(json!({
+            "frequency": 52.0, "start_on": "2026-03-01", "end_on": null,
+            "schedule": {"time": " 09:30 "}, "time_for_report": "23:59",
+        }))
+        .unwrap();
+        let settings = CheckinInput::from(ok);
+        assert_eq!(settings.frequency, Some(52));
+        assert_eq!(settings.schedule.unwrap().time.as_deref(), Some(" 09:30 "));
     }
 
     #[test]
