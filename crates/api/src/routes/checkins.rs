@@ -1153,7 +1153,7 @@ pub async fn reset_responses(
     tag = "checkins",
     params(("uuid" = String, Path), ResponseDaysQuery, ResponseListQuery, PageParams),
     responses(
-        (status = 200, description = "Admins see every response, team managers theirs and their teams' members', others their own; newest day first", body = ListEnvelope<ResponseView>),
+        (status = 200, description = "Admins see every response, team managers theirs and their teams' members', others their own; newest day first, then in the order they came in", body = ListEnvelope<ResponseView>),
         (status = 400, description = "`not_valid_followup_uuid`, `invalid_date_range`, `invalid_user_identifier`, `search_query_too_long`", body = ErrorBody),
         (status = 404, body = ErrorBody),
     )
