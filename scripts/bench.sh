@@ -19,7 +19,8 @@
 # the check-in read and the page's statement on every request; no target, reported);
 # checkin_submit (POST of a new check-in
 # response, target >= 50% of insert_floor: POST /bench/insert/, one bare single-row insert through
-# the same pool and repository layer).
+# the same pool and repository layer); send_message (POST /v1/send-message/ to one person, 202
+# once queued, target >= 50% of insert_floor).
 #
 # Small machines are noisy (the same case moved between 83% and 98% of the floor from one run to
 # the next on 2 cores), so the cases run interleaved for BENCH_ROUNDS rounds (floor, me, users,
@@ -349,6 +350,17 @@ reset_submissions() {
 }
 printf 'wrk.method = "POST"\n' >"$WORK/insert.lua"
 
+# send_message: the admin sends a bot message to themself; 202 once the message, its delivery
+# and its job are stored. The server's delivery loop runs meanwhile, as in production (the demo
+# organization has no chat platform, so each job ends at once with platform_not_connected).
+ADMIN_UUID="$(curl -sf -H "X-API-KEY: $KEY" "$BASE/v1/me/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["uuid"])')" ||
+    die "GET /v1/me/ with the demo key failed"
+cat >"$WORK/send.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"message": "Bench", "target_users": ["$ADMIN_UUID"]}'
+LUA
+
 # ------------------------------------------------------------------------------ measuring
 
 # Converts a wrk latency ("850.00us", "1.23ms", "1.02s") to milliseconds.
@@ -448,6 +460,7 @@ define_case checkin_responses floor 50 # cached
 define_case checkin_responses_nocache - -
 define_case insert_floor - -
 define_case checkin_submit insert_floor 50
+define_case send_message insert_floor 50
 
 bench_round() {
     run_case floor "$BASE/bench/floor/?org=$ORG"
@@ -459,6 +472,7 @@ bench_round() {
     run_case checkin_responses_nocache "$BASE_NOCACHE/v1/checkins/$CHECKIN/responses/?date_start=$RESP_FROM&date_end=$RESP_UNTIL&page_size=25" "X-API-KEY: $KEY"
     run_case insert_floor "$BASE/bench/insert/?org=$ORG" "" "$WORK/insert.lua"
     run_case checkin_submit "$BASE/v1/checkins/$SUBMIT_CHECKIN/responses/" "" "$WORK/submit.lua" reset_submissions
+    run_case send_message "$BASE/v1/send-message/" "X-API-KEY: $KEY" "$WORK/send.lua"
     # >>> add new cases here <<<
 }
 
