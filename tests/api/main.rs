@@ -4,6 +4,7 @@ mod admin;
 mod api_keys;
 mod auth;
 mod catalog;
+mod checkin_engine;
 mod checkin_responses;
 mod checkins;
 mod cli;

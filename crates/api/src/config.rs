@@ -70,6 +70,8 @@ pub struct Settings {
     pub usage_flush_interval: Duration,
     /// How often the delivery worker looks for due messages and e-mails.
     pub worker_tick: Duration,
+    /// How often the check-in engine runs a pass (opens due rounds, reminds, reports).
+    pub checkin_tick: Duration,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
     pub smtp: Option<SmtpSettings>,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
@@ -106,6 +108,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_KEY_CACHE_TTL_SECS",
     "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
     "TEAMCOMM_WORKER_TICK_MS",
+    "TEAMCOMM_CHECKIN_TICK_SECS",
     "TEAMCOMM_SMTP_URL",
     "TEAMCOMM_MAIL_FROM",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
@@ -323,6 +326,7 @@ impl Settings {
             workers: count("TEAMCOMM_WORKERS", cores, 256)?,
             usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
             worker_tick,
+            checkin_tick: secs("TEAMCOMM_CHECKIN_TICK_SECS", 30, 1, 3600)?,
             smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
@@ -425,6 +429,7 @@ mod tests {
         assert!(s.database_url_is_default);
         assert_eq!(s.listen.to_string(), DEFAULT_LISTEN);
         assert_eq!(s.plan_cache_ttl, Duration::from_secs(60));
+        assert_eq!(s.checkin_tick, Duration::from_secs(30));
         assert_eq!(s.base_url, "http://127.0.0.1:8080");
         assert!(s.operator_token.is_none());
         assert_eq!(s.jwt_secret.expose().len(), 64);
@@ -479,6 +484,8 @@ mod tests {
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_READS", "0"),
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
             ("TEAMCOMM_WORKER_TICK_MS", "0"),
+            ("TEAMCOMM_CHECKIN_TICK_SECS", "0"),
+            ("TEAMCOMM_CHECKIN_TICK_SECS", "3601"),
             ("TEAMCOMM_PLATFORM_SECRET_KEY", "short"),
             ("TEAMCOMM_SMTP_URL", "smtp://relay.example.org"),
             ("TEAMCOMM_MAIL_FROM", "teamcomm@example.org"),

@@ -94,6 +94,7 @@ pub async fn serve(
     };
 
     let (stop_delivery, delivery) = spawn_delivery(state.clone());
+    let (stop_checkins, checkins) = spawn_checkins(state.clone());
 
     let doc = web::Data::new(openapi::document());
     let app_state = state.clone();
@@ -116,7 +117,10 @@ pub async fn serve(
     // The pass under way finishes, so the outcomes it has are recorded; a job it had not
     // reached waits for its lease to expire and is claimed again.
     let _ = stop_delivery.send(true);
+    let _ = stop_checkins.send(true);
     let _ = delivery.await;
+    // Every step of a pass cut short is taken again by the next tick (of any server).
+    let _ = checkins.await;
     state.flush_key_usage().await;
     tracing::info!("stopped");
     Ok(())
@@ -147,6 +151,52 @@ pub fn spawn_delivery(
             }
             if worked {
                 continue;
+            }
+            let pause = tick.mul_f64(1.0 + rand::random::<f64>() / 4.0);
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+    });
+    (stop, task)
+}
+
+/// The check-in engine's loop: a pass ([`AppState::tick_checkins`]) at once, then every
+/// `TEAMCOMM_CHECKIN_TICK_SECS` (plus up to a quarter of it at random, so servers sharing the
+/// database do not tick in step), until `true` is sent on the returned channel. A failed pass
+/// is logged and the next tick tries again; a pass under way when told to stop finishes.
+pub fn spawn_checkins(
+    state: AppState,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let tick = state.settings.checkin_tick;
+    let task = tokio::spawn(async move {
+        loop {
+            match state.tick_checkins().await {
+                Ok(summary) => {
+                    for failure in &summary.failures {
+                        tracing::warn!(error = %failure, "check-in step failed; will retry");
+                    }
+                    if summary != Default::default() {
+                        tracing::debug!(
+                            opened = summary.opened,
+                            questions = summary.questions,
+                            reminders = summary.reminders,
+                            reports = summary.reports,
+                            lost = summary.lost,
+                            failures = summary.failures.len(),
+                            "check-in pass"
+                        );
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "check-in pass failed; will retry"),
+            }
+            if *stopped.borrow() {
+                break;
             }
             let pause = tick.mul_f64(1.0 + rand::random::<f64>() / 4.0);
             tokio::select! {

@@ -6,10 +6,11 @@ use std::sync::Arc;
 use teamcomm_cache::{
     CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
 };
+use teamcomm_checkin_engine::{Engine, EnginePorts, TickSummary};
 use teamcomm_forms::TemplateService;
-use teamcomm_forms::checkins::CheckinService;
+use teamcomm_forms::checkins::{CheckinRepository, CheckinService};
 use teamcomm_forms::forms::FormService;
-use teamcomm_kernel::{Readiness, RepoError, SharedClock, SystemClock};
+use teamcomm_kernel::{Error, Readiness, RepoError, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
@@ -25,7 +26,7 @@ use teamcomm_org::{
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
-    PgOrgRepository, PgTeamRepository, PgTemplateRepository,
+    PgOrgRepository, PgRoundRepository, PgTeamRepository, PgTemplateRepository,
 };
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
@@ -58,6 +59,8 @@ pub struct AppState {
     pub platforms: PlatformConnectionService,
     /// Delivers queued messages and e-mails, one pass per [`AppState::deliver_due`].
     pub delivery: DeliveryWorker,
+    /// Runs check-in rounds: one pass per [`AppState::tick_checkins`]; takes platform replies.
+    pub checkin_engine: Engine,
     /// Web-session tokens.
     pub jwt: JwtKeys,
     /// Hourly budgets per credential and scope.
@@ -132,7 +135,34 @@ impl AppState {
             },
             WorkerSettings::default(),
         );
+        // Check-ins: one store (Postgres under the check-in cache) for the service and the
+        // engine, so what the engine reads is what the service wrote.
+        let checkin_store: Arc<dyn CheckinRepository> = Arc::new(CheckinCache::new(
+            Arc::new(PgCheckinRepository::new(db.clone())),
+            settings.checkin_cache_ttl,
+        ));
+        let checkins = CheckinService::new(
+            checkin_store.clone(),
+            orgs.clone(),
+            teams.clone(),
+            channels.clone(),
+            Arc::new(PgTemplateRepository::new(db.clone())),
+            clock.clone(),
+        );
+        // PgRoundRepository is both the rounds and the schedule the engine reads.
+        let rounds = Arc::new(PgRoundRepository::new(db.clone()));
+        let checkin_engine = Engine::new(EnginePorts {
+            rounds: rounds.clone(),
+            scheduled: rounds,
+            checkin_store,
+            checkins: checkins.clone(),
+            people: orgs.clone(),
+            messaging: messages.clone(),
+            messages: stores.messages.clone(),
+            directory: stores.directory.clone(),
+        });
         AppState {
+            checkin_engine,
             messages,
             emails: EmailService::new(stores.emails.clone(), orgs.clone(), clock.clone()),
             platforms: PlatformConnectionService::new(stores.directory.clone(), orgs.clone()),
@@ -152,17 +182,7 @@ impl AppState {
                 teams.clone(),
                 clock.clone(),
             ),
-            checkins: CheckinService::new(
-                Arc::new(CheckinCache::new(
-                    Arc::new(PgCheckinRepository::new(db.clone())),
-                    settings.checkin_cache_ttl,
-                )),
-                orgs.clone(),
-                teams.clone(),
-                Arc::new(PgChannelRepository::new(db.clone())),
-                Arc::new(PgTemplateRepository::new(db.clone())),
-                clock.clone(),
-            ),
+            checkins,
             forms: FormService::new(
                 Arc::new(PgFormRepository::new(db.clone())),
                 orgs.clone(),
@@ -207,6 +227,13 @@ impl AppState {
         // The backoff's full jitter spreads the retries of jobs that failed together.
         let mut jitter = || rand::random::<f64>();
         self.delivery.run_once(self.clock.now(), &mut jitter).await
+    }
+
+    /// One pass of the check-in engine at the clock's instant: opens the rounds due and asks
+    /// their questions, sends reminders, finishes the days whose report is due (the server
+    /// calls it every `TEAMCOMM_CHECKIN_TICK_SECS`; several servers may tick at once).
+    pub async fn tick_checkins(&self) -> Result<TickSummary, Error> {
+        self.checkin_engine.tick(self.clock.now()).await
     }
 
     /// Writes pending last-usage instants to the database (called periodically and on shutdown).
