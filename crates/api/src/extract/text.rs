@@ -264,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn free_text_and_command_patterns_follow_the_domain_rules() {
+    fn free_text_command_and_time_patterns_follow_the_domain_rules() {
         let line = OneLine::<5>::schema;
         for ok in ["", "  ", "a:b c", "\tabcde\n", "😀😀😀😀😀"] {
             assert!(fits(line(), ok), "{ok:?}");
@@ -278,6 +278,12 @@ mod tests {
         }
         for bad in ["abcdef", "a\u{7}", "a\rb", "x\u{202e}y", "\u{2066}"] {
             assert!(!fits(text(), bad), "{bad:?}");
+        }
+        for ok in ["00:00", " 09:30\n", "23:59"] {
+            assert!(fits(ClockTime::schema(), ok), "{ok:?}");
+        }
+        for bad in ["9:30", "24:00", "12:60", "09:30:00", "0930"] {
+            assert!(!fits(ClockTime::schema(), bad), "{bad:?}");
         }
         let longest = "a".repeat(teamcomm_forms::forms::MAX_COMMAND);
         for ok in ["standup", " Daily-2_b\n", &longest] {
