@@ -1,14 +1,18 @@
 //! The check-in engine as the server runs it: the app's engine (Postgres rounds, the check-in
 //! cache, the messaging service) opens the round of a check-in whose trigger has passed and
 //! queues its first question to the participant, once; the server's loop ticks it and stops
-//! when told.
+//! when told. On a real Synapse (skipped with a note when `TEAMCOMM_TEST_SYNAPSE_PYTHON` is
+//! unset): the question reaches the person's DM, and the reply poll hands their answers to the
+//! engine, from the poll's start on.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
+use teamcomm_chat::testing::synapse::Synapse;
 use teamcomm_checkin_engine::{Round, RoundRepository, rules};
 use teamcomm_kernel::OrgId;
 use teamcomm_store_pg::PgRoundRepository;
@@ -155,4 +159,140 @@ async fn the_servers_engine_loop_ticks_and_stops_when_told() {
         .await
         .expect("the loop stops when told")
         .unwrap();
+}
+
+impl World {
+    /// The room the message `id` was delivered to (after a delivery pass).
+    async fn delivered_room(&self, id: uuid::Uuid) -> String {
+        let r = self
+            .app
+            .get_with_key(&format!("/v1/messages/{id}/"), &self.admin_key)
+            .await;
+        assert_eq!(r.body["status"], "delivered", "{}", r.text);
+        r.body["deliveries"][0]["platform_channel_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// The member's round.
+    async fn round(&self) -> Round {
+        let mut rounds = self.rounds().await;
+        assert_eq!(rounds.len(), 1, "{rounds:?}");
+        rounds.pop().unwrap()
+    }
+}
+
+#[actix_web::test]
+async fn on_matrix_the_engine_takes_the_replies_the_poll_reads() {
+    let Some(synapse) = Synapse::shared() else {
+        return;
+    };
+    let (bot, _) = synapse.bot("teamcomm-engine-bot").await;
+    let ada = synapse.person("ada").await;
+    let w = world_with(TestApp::spawn().await).await;
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &format!("/operator/v1/organizations/{}/platform/", w.org),
+            Some(
+                json!({"kind": "matrix", "base_url": synapse.base_url, "secret": bot.access_token}),
+            ),
+        )
+        .await;
+    assert!(r.status == 200 || r.status == 201, "{}", r.text);
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &format!(
+                "/operator/v1/organizations/{}/users/{}/platform-identity/",
+                w.org, w.member
+            ),
+            Some(json!({"platform_user_id": ada.user_id})),
+        )
+        .await;
+    assert_eq!(r.status, 204, "{}", r.text);
+
+    // The first poll starts from now: nothing before it is read.
+    let mut cursors = HashMap::new();
+    let first = w
+        .app
+        .state
+        .poll_replies(&mut cursors, Duration::ZERO)
+        .await
+        .expect("poll");
+    assert_eq!((first.polled, first.failures.len()), (1, 0), "{first:?}");
+
+    assert_eq!(w.app.state.tick_checkins().await.unwrap().questions, 1);
+    w.app.state.deliver_due().await.unwrap();
+    let round = w.round().await;
+    let dm = w
+        .delivered_room(rules::question_message_id(&round, 0).0)
+        .await;
+    ada.join(&dm).await;
+    ada.send(
+        &dm,
+        json!({"msgtype": "m.text", "body": "Shipped the release"}),
+    )
+    .await;
+    let mut taken = 0;
+    for _ in 0..10 {
+        let pass = w
+            .app
+            .state
+            .poll_replies(&mut cursors, Duration::from_secs(3))
+            .await
+            .expect("poll");
+        assert!(pass.failures.is_empty(), "{pass:?}");
+        taken += pass.taken;
+        if taken > 0 {
+            break;
+        }
+    }
+    assert_eq!(taken, 1, "the reply was taken");
+    let round = w.round().await;
+    assert_eq!((round.asked, round.answered), (2, 1), "{round:?}");
+
+    // The server's reply loop takes the answer to the second question.
+    w.app.state.deliver_due().await.unwrap();
+    assert_eq!(
+        w.delivered_room(rules::question_message_id(&round, 1).0)
+            .await,
+        dm
+    );
+    let (stop, running) =
+        teamcomm_api::server::spawn_replies(w.app.state.clone(), Duration::from_millis(50));
+    // Its first poll starts from now: let it begin before Ada answers.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    ada.send(&dm, json!({"msgtype": "m.text", "body": "Nothing"}))
+        .await;
+    let mut round = w.round().await;
+    for _ in 0..200 {
+        round = w.round().await;
+        if round.completed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(round.completed, "{round:?}");
+    assert_eq!(round.answered, 2);
+    stop.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the loop stops when told")
+        .unwrap();
+
+    // The day's response holds both answers, as the API reads it.
+    let r = w
+        .app
+        .get_with_key(
+            &format!("/v1/checkins/{}/responses/", w.checkin),
+            &w.admin_key,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.text.contains("Shipped the release"), "{}", r.text);
+    assert!(r.text.contains("Nothing"), "{}", r.text);
 }

@@ -700,6 +700,11 @@ async fn a_connection_is_saved_replaced_and_removed(p: Ports) {
         secret: PlatformSecret::new("syt_bot_0123456789"),
     };
     d.save_connection(&matrix).await.unwrap();
+    // The reply poll's read: the organizations connected to Matrix.
+    let on = |kind| async move { d.connected_orgs(kind).await.unwrap() };
+    assert!(on(PlatformKind::Matrix).await.contains(&acme.id));
+    assert!(!on(PlatformKind::Slack).await.contains(&acme.id));
+    assert!(!on(PlatformKind::Matrix).await.contains(&globex.id));
     // The connector's read: the secret comes back for it to present to the platform.
     assert_eq!(d.connection(acme.id).await.unwrap().as_ref(), Some(&matrix));
     assert!(!format!("{matrix:?}").contains("syt_bot"));
@@ -713,12 +718,15 @@ async fn a_connection_is_saved_replaced_and_removed(p: Ports) {
     };
     d.save_connection(&slack).await.unwrap();
     assert_eq!(d.connection(acme.id).await.unwrap(), Some(slack));
+    assert!(!on(PlatformKind::Matrix).await.contains(&acme.id));
+    assert!(on(PlatformKind::Slack).await.contains(&acme.id));
 
     d.set_platform_user_id(acme.id, PlatformKind::Slack, mia.id, Some("U123"))
         .await
         .unwrap();
     d.remove_connection(acme.id).await.unwrap();
     assert_eq!(d.connection(acme.id).await.unwrap(), None);
+    assert!(!on(PlatformKind::Slack).await.contains(&acme.id));
     assert_not_found(d.remove_connection(acme.id).await);
     assert_not_found(d.remove_connection(globex.id).await);
     // Identities outlive the connection.

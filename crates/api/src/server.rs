@@ -95,6 +95,7 @@ pub async fn serve(
 
     let (stop_delivery, delivery) = spawn_delivery(state.clone());
     let (stop_checkins, checkins) = spawn_checkins(state.clone());
+    let (stop_replies, replies) = spawn_replies(state.clone(), REPLY_POLL_PAUSE);
 
     let doc = web::Data::new(openapi::document());
     let app_state = state.clone();
@@ -118,9 +119,11 @@ pub async fn serve(
     // reached waits for its lease to expire and is claimed again.
     let _ = stop_delivery.send(true);
     let _ = stop_checkins.send(true);
+    let _ = stop_replies.send(true);
     let _ = delivery.await;
     // Every step of a pass cut short is taken again by the next tick (of any server).
     let _ = checkins.await;
+    let _ = replies.await;
     state.flush_key_usage().await;
     tracing::info!("stopped");
     Ok(())
@@ -199,6 +202,51 @@ pub fn spawn_checkins(
                 break;
             }
             let pause = tick.mul_f64(1.0 + rand::random::<f64>() / 4.0);
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = stopped.changed() => break,
+            }
+        }
+    });
+    (stop, task)
+}
+
+/// How long the reply loop pauses between polls (plus up to a quarter of it at random).
+pub const REPLY_POLL_PAUSE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The reply loop: polls the platform of every organization connected to Matrix
+/// ([`AppState::poll_replies`], without waiting on the homeserver) and hands each reply to the
+/// check-in engine, then pauses `pause` (jittered), until `true` is sent on the returned
+/// channel. Where each organization's poll ended is kept in this task's memory only: after a
+/// restart polling starts from now, and replies written meanwhile are not read (the question
+/// waits; the person is reminded). Several servers may each poll: a reply is taken once (the
+/// round's revision fences it).
+pub fn spawn_replies(
+    state: AppState,
+    pause: std::time::Duration,
+) -> (
+    tokio::sync::watch::Sender<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let task = tokio::spawn(async move {
+        let mut cursors = std::collections::HashMap::new();
+        loop {
+            match state
+                .poll_replies(&mut cursors, std::time::Duration::ZERO)
+                .await
+            {
+                Ok(summary) => {
+                    for failure in &summary.failures {
+                        tracing::warn!(error = %failure, "reply poll step failed; will retry");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reply poll failed; will retry"),
+            }
+            if *stopped.borrow() {
+                break;
+            }
+            let pause = pause.mul_f64(1.0 + rand::random::<f64>() / 4.0);
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = stopped.changed() => break,

@@ -1,7 +1,9 @@
 //! The composition root: builds the adapters (Postgres, caches, the in-process rate limiter) and
 //! hands them to the domain services. Handlers see only services and settings.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use teamcomm_cache::{
     CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
@@ -10,12 +12,14 @@ use teamcomm_checkin_engine::{Engine, EnginePorts, TickSummary};
 use teamcomm_forms::TemplateService;
 use teamcomm_forms::checkins::{CheckinRepository, CheckinService};
 use teamcomm_forms::forms::FormService;
-use teamcomm_kernel::{Error, Readiness, RepoError, SharedClock, SystemClock};
+use teamcomm_kernel::{Error, OrgId, Readiness, RepoError, SharedClock, SystemClock};
 use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
 use teamcomm_mail::SmtpMailer;
 use teamcomm_messaging::mail::Mailer;
+use teamcomm_messaging::platform::PlatformKind;
+use teamcomm_messaging::ports::{PlatformConnector, PlatformDirectory};
 use teamcomm_messaging::{
     ChannelService, DeliveryWorker, EmailService, MessagingPorts, MessagingService,
     PlatformConnectionService, RunSummary, WorkerPorts, WorkerSettings,
@@ -69,6 +73,22 @@ pub struct AppState {
     pub readiness: Arc<dyn Readiness>,
     pub settings: Arc<Settings>,
     clock: SharedClock,
+    /// Where replies are polled from: the connections, and their platform clients.
+    directory: Arc<dyn PlatformDirectory>,
+    connector: Arc<dyn PlatformConnector>,
+}
+
+/// What one reply poll did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PollSummary {
+    /// Organizations polled.
+    pub polled: usize,
+    /// Inbound events read.
+    pub events: usize,
+    /// Replies the check-in engine took as answers.
+    pub taken: usize,
+    /// What failed (an organization's poll, a reply); the next poll goes on.
+    pub failures: Vec<String>,
 }
 
 impl AppState {
@@ -105,7 +125,7 @@ impl AppState {
             clock.clone(),
         );
         let channels = Arc::new(PgChannelRepository::new(db.clone()));
-        let connector = Arc::new(ChatConnector::default());
+        let connector: Arc<dyn PlatformConnector> = Arc::new(ChatConnector::default());
         let mailer: Arc<dyn Mailer> = match settings.smtp.as_ref().map(SmtpMailer::new) {
             Some(Ok(smtp)) => Arc::new(smtp),
             // Settings::from_vars built the same mailer once already: this is not reached.
@@ -130,7 +150,7 @@ impl AppState {
                 messages: stores.messages.clone(),
                 emails: stores.emails.clone(),
                 directory: stores.directory.clone(),
-                connector,
+                connector: connector.clone(),
                 mailer,
             },
             WorkerSettings::default(),
@@ -218,6 +238,8 @@ impl AppState {
             readiness: Arc::new(db),
             settings: Arc::new(settings),
             clock,
+            directory: stores.directory.clone(),
+            connector,
         }
     }
 
@@ -234,6 +256,62 @@ impl AppState {
     /// calls it every `TEAMCOMM_CHECKIN_TICK_SECS`; several servers may tick at once).
     pub async fn tick_checkins(&self) -> Result<TickSummary, Error> {
         self.checkin_engine.tick(self.clock.now()).await
+    }
+
+    /// One poll of the replies on the platform of every organization connected to Matrix
+    /// (Slack pushes its events instead): each inbound event goes to the check-in engine
+    /// ([`Engine::take_reply`]). `cursors` holds where each organization's last poll ended, in
+    /// memory: an organization without one is polled from now on, so replies written while no
+    /// server polled are not read. A poll waits at most `wait` for the first event.
+    pub async fn poll_replies(
+        &self,
+        cursors: &mut HashMap<OrgId, String>,
+        wait: Duration,
+    ) -> Result<PollSummary, Error> {
+        let orgs = self.directory.connected_orgs(PlatformKind::Matrix).await?;
+        // Forget the organizations disconnected since (a new connection starts from now).
+        cursors.retain(|org, _| orgs.contains(org));
+        let mut summary = PollSummary::default();
+        for org in orgs {
+            let connection = match self.directory.connection(org).await {
+                Ok(Some(c)) if c.kind == PlatformKind::Matrix => c,
+                Ok(_) => continue,
+                Err(e) => {
+                    summary.failures.push(format!("connection of {org}: {e}"));
+                    continue;
+                }
+            };
+            let batch = match self.connector.connect(&connection) {
+                Ok(platform) => {
+                    platform
+                        .poll(cursors.get(&org).map(String::as_str), wait)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) => {
+                    summary.failures.push(format!("polling {org}: {e}"));
+                    continue;
+                }
+            };
+            summary.polled += 1;
+            summary.events += batch.events.len();
+            for event in &batch.events {
+                match self
+                    .checkin_engine
+                    .take_reply(org, PlatformKind::Matrix, event, self.clock.now())
+                    .await
+                {
+                    Ok(Some(_)) => summary.taken += 1,
+                    Ok(None) => {}
+                    Err(e) => summary.failures.push(format!("a reply in {org}: {e}")),
+                }
+            }
+            cursors.insert(org, batch.next_cursor);
+        }
+        Ok(summary)
     }
 
     /// Writes pending last-usage instants to the database (called periodically and on shutdown).

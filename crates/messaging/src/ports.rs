@@ -103,6 +103,9 @@ pub trait PlatformDirectory: Send + Sync + 'static {
     /// The organization's connected platform, if any.
     async fn connection(&self, org: OrgId) -> Result<Option<PlatformConnection>, RepoError>;
 
+    /// The organizations connected to a platform of `kind` (those whose replies are polled).
+    async fn connected_orgs(&self, kind: PlatformKind) -> Result<Vec<OrgId>, RepoError>;
+
     /// The platform user ids (Matrix `@ada:example.org`, Slack `U…`) of these people of `org`
     /// on platform `kind`; people without one are absent from the answer.
     async fn platform_user_ids(

@@ -348,6 +348,16 @@ impl PlatformDirectory for InMemoryPlatformDirectory {
         Ok(lock(&self.connections).get(&org).cloned())
     }
 
+    async fn connected_orgs(&self, kind: PlatformKind) -> Result<Vec<OrgId>, RepoError> {
+        let mut orgs: Vec<OrgId> = lock(&self.connections)
+            .values()
+            .filter(|c| c.kind == kind)
+            .map(|c| c.org_id)
+            .collect();
+        orgs.sort();
+        Ok(orgs)
+    }
+
     async fn platform_user_ids(
         &self,
         org: OrgId,

@@ -673,6 +673,18 @@ impl PlatformDirectory for PgPlatformDirectory {
         }))
     }
 
+    async fn connected_orgs(&self, kind: PlatformKind) -> Result<Vec<OrgId>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let ids: Vec<Uuid> = platform_connections::table
+            .filter(platform_connections::kind.eq(kind.as_str()))
+            .select(platform_connections::organization_id)
+            .order(platform_connections::organization_id)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(ids.into_iter().map(OrgId).collect())
+    }
+
     async fn platform_user_ids(
         &self,
         org: OrgId,
