@@ -462,11 +462,7 @@ mod tests {
         assert_eq!(f.listed().await, 0);
         // Behind the cache's back, as another instance would: not seen within the time-to-live.
         f.store
-            .insert_response(
-                &f.response(date!(2026 - 11 - 20)),
-                f.checkin.revision,
-                &[],
-            )
+            .insert_response(&f.response(date!(2026 - 11 - 20)), f.checkin.revision, &[])
             .await
             .unwrap();
         assert_eq!(f.listed().await, 0);
@@ -479,11 +475,7 @@ mod tests {
         assert_eq!(f.listed().await, 2);
         // An edit and a delete through the cache are seen at once too.
         f.store
-            .insert_response(
-                &f.response(date!(2026 - 11 - 22)),
-                f.checkin.revision,
-                &[],
-            )
+            .insert_response(&f.response(date!(2026 - 11 - 22)), f.checkin.revision, &[])
             .await
             .unwrap();
         assert_eq!(f.listed().await, 2);
@@ -494,11 +486,7 @@ mod tests {
         assert_eq!(f.listed().await, 2, "one gone, the hidden one now seen");
         // A refused write means the rows changed under it: read afresh.
         f.store
-            .insert_response(
-                &f.response(date!(2026 - 11 - 19)),
-                f.checkin.revision,
-                &[],
-            )
+            .insert_response(&f.response(date!(2026 - 11 - 19)), f.checkin.revision, &[])
             .await
             .unwrap();
         assert!(
