@@ -28,7 +28,7 @@ use super::channels::ChannelRow;
 use super::outbox;
 use super::paging::{count_from, like_pattern, limits, load_page};
 use crate::Database;
-use crate::error::db_error;
+use crate::error::{db_error, unknown_organization};
 use crate::rows::{UserRow, unknown_value};
 use crate::schema::checkins::{checkin_responses, checkins};
 use crate::schema::labels::{entity_labels, featured_entities};
@@ -64,15 +64,7 @@ impl From<DieselError> for Refusal {
 impl Refusal {
     fn into_repo(self) -> RepoError {
         match self {
-            Refusal::Db(e) => match db_error(e) {
-                // An unknown organization is as absent as anything else of it.
-                RepoError::Conflict { constraint }
-                    if constraint.ends_with("organization_id_fkey") =>
-                {
-                    RepoError::NotFound
-                }
-                other => other,
-            },
+            Refusal::Db(e) => unknown_organization(db_error(e)),
             Refusal::Repo(e) => e,
         }
     }
