@@ -12,7 +12,7 @@ use teamcomm_messaging::email::EmailStatus;
 use teamcomm_messaging::message::FailureReason;
 use teamcomm_messaging::ports::EmailRepository;
 use teamcomm_store_pg::PgEmailRepository;
-use teamcomm_tests::{Resp, TestApp};
+use teamcomm_tests::{FakeSlack, Resp, TestApp};
 
 struct World {
     app: TestApp,
@@ -624,80 +624,6 @@ async fn the_servers_delivery_loop_delivers_on_its_tick_and_stops_when_told() {
         .await
         .expect("the loop stops when told")
         .unwrap();
-}
-
-/// A local stand-in for the Slack Web API: `conversations.open`, `chat.postMessage` (refusing
-/// channel `C-GONE` as Slack does) and `chat.update`, for the bot token `xoxb-test` only; every
-/// call is recorded as (method, body).
-struct FakeSlack {
-    base_url: String,
-    calls: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
-}
-
-impl FakeSlack {
-    fn start() -> FakeSlack {
-        use actix_web::{HttpRequest, HttpResponse, web};
-        type Calls = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
-        async fn answer(
-            req: HttpRequest,
-            method: web::Path<String>,
-            body: web::Json<Value>,
-            calls: web::Data<Calls>,
-        ) -> HttpResponse {
-            let authorized = req
-                .headers()
-                .get("authorization")
-                .is_some_and(|v| v.as_bytes() == b"Bearer xoxb-test");
-            if !authorized {
-                return HttpResponse::Ok().json(json!({"ok": false, "error": "invalid_auth"}));
-            }
-            let mut held = calls.lock().unwrap();
-            held.push((method.clone(), body.0.clone()));
-            let n = held.len();
-            HttpResponse::Ok().json(match method.as_str() {
-                "conversations.open" => {
-                    json!({"ok": true, "channel": {"id": format!("D-{}", body["users"].as_str().unwrap())}})
-                }
-                "chat.postMessage" if body["channel"] == "C-GONE" => {
-                    json!({"ok": false, "error": "channel_not_found"})
-                }
-                "chat.postMessage" => {
-                    json!({"ok": true, "channel": body["channel"], "ts": format!("1700000000.{n:06}")})
-                }
-                "chat.update" => json!({"ok": true, "channel": body["channel"], "ts": body["ts"]}),
-                _ => json!({"ok": false, "error": "unknown_method"}),
-            })
-        }
-        let calls: Calls = Default::default();
-        let data = web::Data::new(calls.clone());
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = actix_web::HttpServer::new(move || {
-            actix_web::App::new()
-                .app_data(data.clone())
-                .route("/api/{method}", web::post().to(answer))
-        })
-        .workers(1)
-        .disable_signals()
-        .listen(listener)
-        .unwrap()
-        .run();
-        actix_web::rt::spawn(server);
-        FakeSlack {
-            base_url: format!("http://{addr}/api"),
-            calls,
-        }
-    }
-
-    fn calls(&self, method: &str) -> Vec<Value> {
-        self.calls
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(m, _)| m == method)
-            .map(|(_, body)| body.clone())
-            .collect()
-    }
 }
 
 #[actix_web::test]

@@ -5,8 +5,10 @@
 mod db;
 mod http;
 mod outbox;
+mod slack;
 
 pub use outbox::documented_event_types;
+pub use slack::FakeSlack;
 
 pub use db::TestDb;
 pub use http::{OPERATOR_TOKEN, Resp, TestApp, TestAppBuilder};
