@@ -26,6 +26,7 @@ contract!(
     no_attempt_starts_beyond_max_attempts,
     enqueueing_is_all_or_nothing,
     racing_claimers_take_each_job_once_per_lease_and_lose_none,
+    finished_jobs_are_pruned_oldest_first_and_unfinished_ones_never,
 );
 
 /// The queue and what its tests need beside it: enqueueing (a repository's part), reading a
@@ -451,4 +452,45 @@ async fn racing_claimers_take_each_job_once_per_lease_and_lose_none(p: Ports) {
         let untouched = state(&p, job.id).await;
         assert_eq!((untouched.state, untouched.attempt), (JobState::Queued, 0));
     }
+}
+
+async fn finished_jobs_are_pruned_oldest_first_and_unfinished_ones_never(p: Ports) {
+    let org = p.org("Acme").await.id;
+    let jobs: Vec<NewJob> = (0..5)
+        .map(|_| new_job(org, JobKind::Email, T0, 1))
+        .collect();
+    p.jobs.enqueue(&jobs).await.unwrap();
+    // Three finish, one second apart (done, failed, done); one is running; one waits.
+    for n in 0..3 {
+        let held = claim_one(&p, T0).await;
+        let at = T0 + Duration::seconds(n);
+        if n == 1 {
+            p.jobs.queue.fail(&held, at, "550").await.unwrap();
+        } else {
+            p.jobs.queue.complete(&held, at).await.unwrap();
+        }
+    }
+    let running = claim_one(&p, T0).await;
+
+    // Nothing finished before the first finish.
+    assert_eq!(p.jobs.queue.prune_finished(T0, 10).await.unwrap(), 0);
+    // Oldest first, at most the limit.
+    let later = T0 + Duration::HOUR;
+    assert_eq!(p.jobs.queue.prune_finished(later, 2).await.unwrap(), 2);
+    assert!(p.jobs.job(jobs[0].id).await.is_none());
+    assert!(p.jobs.job(jobs[1].id).await.is_none());
+    assert_eq!(state(&p, jobs[2].id).await.state, JobState::Done);
+    assert_eq!(p.jobs.queue.prune_finished(later, 10).await.unwrap(), 1);
+    assert!(p.jobs.job(jobs[2].id).await.is_none());
+    // The running and the queued job are never pruned, however old.
+    assert_eq!(
+        p.jobs
+            .queue
+            .prune_finished(later + Duration::days(365), 10)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(state(&p, running.id).await.state, JobState::Running);
+    assert_eq!(state(&p, jobs[4].id).await.state, JobState::Queued);
 }

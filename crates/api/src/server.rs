@@ -129,9 +129,14 @@ pub async fn serve(
     Ok(())
 }
 
+/// How often the delivery loop forgets the jobs finished longer ago than
+/// [`teamcomm_kernel::jobs::FINISHED_JOB_RETENTION`] (at start, then every hour).
+const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The delivery worker's loop: a pass every `TEAMCOMM_WORKER_TICK_MS` (plus up to a quarter of
 /// it at random, so servers sharing the queue do not claim in step), at once again after a pass
-/// that found work, until `true` is sent on the returned channel.
+/// that found work, until `true` is sent on the returned channel. It also prunes finished jobs
+/// now and then ([`PRUNE_EVERY`]).
 pub fn spawn_delivery(
     state: AppState,
 ) -> (
@@ -141,7 +146,19 @@ pub fn spawn_delivery(
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let tick = state.settings.worker_tick;
     let task = tokio::spawn(async move {
+        let mut next_prune = tokio::time::Instant::now();
         loop {
+            if tokio::time::Instant::now() >= next_prune {
+                next_prune += PRUNE_EVERY;
+                let now = time::OffsetDateTime::now_utc();
+                match state.delivery.prune_finished_jobs(now).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(pruned = n, "forgot finished jobs"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "pruning finished jobs failed; will retry")
+                    }
+                }
+            }
             let worked = match state.deliver_due().await {
                 Ok(summary) => summary.claimed > 0,
                 Err(e) => {

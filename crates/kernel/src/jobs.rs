@@ -163,7 +163,20 @@ pub trait JobQueue: Send + Sync + 'static {
         now: OffsetDateTime,
         error: &str,
     ) -> Result<(), RepoError>;
+
+    /// Forgets up to `limit` jobs that finished (done or failed) before `before`, oldest first;
+    /// answers how many. What a job did is kept by the change it belongs to (a delivery's
+    /// status, an e-mail's), so a finished job is only the queue's bookkeeping.
+    async fn prune_finished(
+        &self,
+        before: OffsetDateTime,
+        limit: usize,
+    ) -> Result<usize, RepoError>;
 }
+
+/// How long finished jobs are kept before [`JobQueue::prune_finished`] may forget them: long
+/// enough to look into yesterday's failures.
+pub const FINISHED_JOB_RETENTION: Duration = Duration::days(7);
 
 /// The retry schedule: exponential from `base`, capped at `cap`, with full jitter, never
 /// sooner than what the receiver asked for (`Retry-After`).
@@ -389,6 +402,23 @@ pub mod testing {
                 Some(error),
             );
             Ok(())
+        }
+
+        async fn prune_finished(
+            &self,
+            before: OffsetDateTime,
+            limit: usize,
+        ) -> Result<usize, RepoError> {
+            let mut held = self.lock();
+            let mut finished: Vec<(OffsetDateTime, Uuid)> = held
+                .iter()
+                .filter_map(|job| job.finished_at.map(|at| (at, job.id)))
+                .filter(|(at, _)| *at < before)
+                .collect();
+            finished.sort();
+            finished.truncate(limit);
+            held.retain(|job| !finished.iter().any(|(_, id)| *id == job.id));
+            Ok(finished.len())
         }
     }
 }

@@ -14,7 +14,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use teamcomm_kernel::jobs::{Backoff, ClaimedJob, JOB_LEASE, JobKind, JobQueue};
+use teamcomm_kernel::jobs::{
+    Backoff, ClaimedJob, FINISHED_JOB_RETENTION, JOB_LEASE, JobKind, JobQueue,
+};
 use teamcomm_kernel::{OrgId, RepoError, UserId};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -94,6 +96,22 @@ pub struct DeliveryWorker {
 impl DeliveryWorker {
     pub fn new(ports: WorkerPorts, settings: WorkerSettings) -> Self {
         DeliveryWorker { ports, settings }
+    }
+
+    /// Forgets the jobs that finished more than [`FINISHED_JOB_RETENTION`] before `now`, a
+    /// batch at a time so no statement holds many rows; answers how many. Any kind: the queue
+    /// is shared, and this is its only housekeeping.
+    pub async fn prune_finished_jobs(&self, now: OffsetDateTime) -> Result<usize, RepoError> {
+        const BATCH: usize = 1_000;
+        let before = now - FINISHED_JOB_RETENTION;
+        let mut pruned = 0;
+        loop {
+            let n = self.ports.queue.prune_finished(before, BATCH).await?;
+            pruned += n;
+            if n < BATCH {
+                return Ok(pruned);
+            }
+        }
     }
 
     /// Claims up to a batch of due jobs and runs each once. A store that does not answer

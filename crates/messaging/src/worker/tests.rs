@@ -544,6 +544,14 @@ impl JobQueue for TakenOver {
     ) -> Result<(), RepoError> {
         self.0.fail(job, now, error).await
     }
+
+    async fn prune_finished(
+        &self,
+        before: OffsetDateTime,
+        limit: usize,
+    ) -> Result<usize, RepoError> {
+        self.0.prune_finished(before, limit).await
+    }
 }
 
 #[tokio::test]
@@ -573,4 +581,24 @@ async fn a_job_taken_over_by_another_worker_is_counted_lost_not_an_error() {
     // The other worker holds it now.
     assert_eq!(w.jobs()[0].state, JobState::Running);
     assert_eq!(w.jobs()[0].attempt, 2);
+}
+
+#[tokio::test]
+async fn finished_jobs_are_forgotten_after_the_retention_and_the_message_keeps_its_status() {
+    let w = World::new().await;
+    w.directory.disconnect(w.org.id);
+    let queued = send(&w, to(&["mia@acme.test"], &[])).await;
+    w.run_worker(NOW).await;
+    assert_eq!(w.jobs()[0].state, JobState::Done);
+
+    let worker = w.worker();
+    let within = NOW + FINISHED_JOB_RETENTION;
+    assert_eq!(worker.prune_finished_jobs(within).await.unwrap(), 0);
+    assert_eq!(w.jobs().len(), 1, "kept for the whole retention");
+    let past = within + Duration::SECOND;
+    assert_eq!(worker.prune_finished_jobs(past).await.unwrap(), 1);
+    assert!(w.jobs().is_empty());
+    // The job was bookkeeping: the message still says what became of it.
+    let message = w.stored(w.org.id, queued.bot_message_id).await;
+    assert_eq!(message.status(), MessageStatus::Failed);
 }

@@ -19,32 +19,85 @@ use crate::rows::unknown_value;
 use crate::schema::jobs::jobs;
 
 /// Inserts `new_jobs` as `queued` on `conn`; call it inside the transaction of the change they
-/// belong to.
+/// belong to (or write them in the change's own statement with [`JobColumns`]).
 pub(crate) async fn enqueue(conn: &mut AsyncPgConnection, new_jobs: &[NewJob]) -> QueryResult<()> {
     if new_jobs.is_empty() {
         return Ok(());
     }
-    let rows: Vec<_> = new_jobs
-        .iter()
-        .map(|job| {
-            (
-                jobs::id.eq(job.id),
-                jobs::organization_id.eq(job.org_id.0),
-                jobs::kind.eq(job.kind.as_str()),
-                jobs::payload.eq(&job.payload),
-                // Beyond i32::MAX attempts is unlimited all the same.
-                jobs::max_attempts.eq(i32::try_from(job.max_attempts).unwrap_or(i32::MAX)),
-                jobs::run_at.eq(job.run_at),
-            )
-        })
-        .collect();
-    diesel::insert_into(jobs::table)
-        .values(&rows)
-        .execute(conn)
-        .await?;
+    InsertJobs(JobColumns::of(new_jobs)).execute(conn).await?;
     Ok(())
 }
 
+/// New jobs as one array per column: a statement that binds them has the same text however
+/// many jobs there are, so diesel prepares it once per connection (a multi-row `VALUES` is
+/// parsed and planned by Postgres on every call).
+pub(crate) struct JobColumns<'a> {
+    ids: Vec<Uuid>,
+    orgs: Vec<Uuid>,
+    kinds: Vec<&'a str>,
+    payloads: Vec<&'a Value>,
+    max_attempts: Vec<i32>,
+    run_at: Vec<OffsetDateTime>,
+}
+
+impl<'a> JobColumns<'a> {
+    pub(crate) fn of(new_jobs: &'a [NewJob]) -> Self {
+        JobColumns {
+            ids: new_jobs.iter().map(|j| j.id).collect(),
+            orgs: new_jobs.iter().map(|j| j.org_id.0).collect(),
+            kinds: new_jobs.iter().map(|j| j.kind.as_str()).collect(),
+            payloads: new_jobs.iter().map(|j| &j.payload).collect(),
+            // Beyond i32::MAX attempts is unlimited all the same.
+            max_attempts: new_jobs
+                .iter()
+                .map(|j| i32::try_from(j.max_attempts).unwrap_or(i32::MAX))
+                .collect(),
+            run_at: new_jobs.iter().map(|j| j.run_at).collect(),
+        }
+    }
+
+    /// `INSERT INTO jobs ... SELECT ... FROM unnest(<the arrays>)`, to stand alone or as a
+    /// data-modifying CTE of a larger statement.
+    pub(crate) fn push_insert<'b>(
+        &'b self,
+        out: &mut diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        out.push_sql(
+            "INSERT INTO jobs (id, organization_id, kind, payload, max_attempts, run_at) \
+             SELECT * FROM unnest(",
+        );
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.ids)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.orgs)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.kinds)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Jsonb>, _>(&self.payloads)?;
+        out.push_sql("::jsonb[], ");
+        out.push_bind_param::<Array<Int4>, _>(&self.max_attempts)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.run_at)?;
+        out.push_sql("::timestamptz[])");
+        Ok(())
+    }
+}
+
+/// [`JobColumns`] on their own.
+struct InsertJobs<'a>(JobColumns<'a>);
+
+impl diesel::query_builder::QueryId for InsertJobs<'_> {
+    type QueryId = InsertJobs<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for InsertJobs<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        self.0.push_insert(&mut out)
+    }
+}
 /// Claims in one statement. `exhausted` ends `failed` the jobs whose last attempt's lease
 /// expired (read through `jobs_lease_idx`: only what workers hold); `due` picks the due ones
 /// (queued and due, or running past a lease with attempts left). A running job's `run_at` is at
@@ -298,5 +351,35 @@ impl JobQueue for PgJobQueue {
         error: &str,
     ) -> Result<(), RepoError> {
         self.finish(job, JobState::Failed, now, Some(error)).await
+    }
+
+    async fn prune_finished(
+        &self,
+        before: OffsetDateTime,
+        limit: usize,
+    ) -> Result<usize, RepoError> {
+        let mut conn = self.db.conn().await?;
+        // Through `jobs_finished_idx`; `finished_at < before` implies the index's predicate.
+        // Two statements (diesel cannot delete from a table filtered by a subquery of itself);
+        // the delete checks again that each job is still finished before `before`.
+        let oldest: Vec<Uuid> = jobs::table
+            .filter(jobs::finished_at.lt(before))
+            .order_by(jobs::finished_at)
+            .limit(i64::try_from(limit).unwrap_or(i64::MAX))
+            .select(jobs::id)
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        if oldest.is_empty() {
+            return Ok(0);
+        }
+        diesel::delete(
+            jobs::table
+                .filter(jobs::id.eq_any(&oldest))
+                .filter(jobs::finished_at.lt(before)),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)
     }
 }

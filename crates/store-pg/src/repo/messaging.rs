@@ -37,10 +37,6 @@ use crate::schema::messaging::{
 use crate::schema::users;
 use crate::secrets::PlatformSecretKey;
 
-/// Delivery rows per insert statement: ten parameters each, well below Postgres's 65,535
-/// (a send to a large team with thread responses has tens of thousands).
-const DELIVERIES_PER_INSERT: usize = 1_000;
-
 /// A position (delivery index, thread position) as stored.
 fn stored_position(position: u32) -> Result<i32, RepoError> {
     i32::try_from(position).map_err(|_| RepoError::Other(format!("position {position} too large")))
@@ -327,6 +323,175 @@ fn message_from(r: MessageRow, deliveries: Vec<Delivery>) -> Result<Message, Rep
     })
 }
 
+/// Messages, their deliveries and their jobs written by one statement of data-modifying CTEs
+/// over one array per column: its text is the same for every send, so diesel prepares it once
+/// per connection, and a send costs one round trip (a transaction of multi-row inserts cost
+/// five, each parsed and planned anew: docs/performance.md). The deliveries' and thread
+/// responses' foreign keys are checked at the end of the statement, when every row is in.
+struct QueueMessages<'a> {
+    m_ids: Vec<Uuid>,
+    m_orgs: Vec<Uuid>,
+    m_senders: Vec<Uuid>,
+    m_send_as: Vec<Option<Uuid>>,
+    m_kinds: Vec<&'a str>,
+    m_thread_parents: Vec<Option<Uuid>>,
+    m_thread_positions: Vec<Option<i32>>,
+    m_edit_of: Vec<Option<Uuid>>,
+    m_bodies: Vec<&'a str>,
+    m_image_urls: Vec<Option<&'a str>>,
+    m_buttons: Vec<&'a Value>,
+    m_bot_usernames: Vec<Option<&'a str>>,
+    m_bot_icon_urls: Vec<Option<&'a str>>,
+    m_bot_icon_emojis: Vec<Option<&'a str>>,
+    m_ephemeral: Vec<bool>,
+    m_metadata: Vec<&'a Value>,
+    m_created_at: Vec<OffsetDateTime>,
+    d_messages: Vec<Uuid>,
+    d_positions: Vec<i32>,
+    d_recipients: Vec<Option<Uuid>>,
+    d_channels: Vec<Option<&'a str>>,
+    d_threads: Vec<Option<&'a str>>,
+    d_statuses: Vec<&'a str>,
+    d_platform_channels: Vec<Option<&'a str>>,
+    d_platform_messages: Vec<Option<&'a str>>,
+    d_failure_reasons: Vec<Option<&'a str>>,
+    d_updated_at: Vec<OffsetDateTime>,
+    jobs: jobs::JobColumns<'a>,
+}
+
+impl<'a> QueueMessages<'a> {
+    fn new(
+        messages: &'a [MessageRow],
+        deliveries: &'a [DeliveryRow],
+        jobs: jobs::JobColumns<'a>,
+    ) -> Self {
+        QueueMessages {
+            m_ids: messages.iter().map(|m| m.id).collect(),
+            m_orgs: messages.iter().map(|m| m.organization_id).collect(),
+            m_senders: messages.iter().map(|m| m.sender_id).collect(),
+            m_send_as: messages.iter().map(|m| m.send_as_id).collect(),
+            m_kinds: messages.iter().map(|m| m.kind.as_str()).collect(),
+            m_thread_parents: messages.iter().map(|m| m.thread_parent_id).collect(),
+            m_thread_positions: messages.iter().map(|m| m.thread_position).collect(),
+            m_edit_of: messages.iter().map(|m| m.edit_of_id).collect(),
+            m_bodies: messages.iter().map(|m| m.body.as_str()).collect(),
+            m_image_urls: messages.iter().map(|m| m.image_url.as_deref()).collect(),
+            m_buttons: messages.iter().map(|m| &m.buttons).collect(),
+            m_bot_usernames: messages.iter().map(|m| m.bot_username.as_deref()).collect(),
+            m_bot_icon_urls: messages.iter().map(|m| m.bot_icon_url.as_deref()).collect(),
+            m_bot_icon_emojis: messages
+                .iter()
+                .map(|m| m.bot_icon_emoji.as_deref())
+                .collect(),
+            m_ephemeral: messages.iter().map(|m| m.is_ephemeral).collect(),
+            m_metadata: messages.iter().map(|m| &m.metadata).collect(),
+            m_created_at: messages.iter().map(|m| m.created_at).collect(),
+            d_messages: deliveries.iter().map(|d| d.message_id).collect(),
+            d_positions: deliveries.iter().map(|d| d.position).collect(),
+            d_recipients: deliveries.iter().map(|d| d.recipient_id).collect(),
+            d_channels: deliveries.iter().map(|d| d.channel_id.as_deref()).collect(),
+            d_threads: deliveries.iter().map(|d| d.thread_id.as_deref()).collect(),
+            d_statuses: deliveries.iter().map(|d| d.status.as_str()).collect(),
+            d_platform_channels: deliveries
+                .iter()
+                .map(|d| d.platform_channel_id.as_deref())
+                .collect(),
+            d_platform_messages: deliveries
+                .iter()
+                .map(|d| d.platform_message_id.as_deref())
+                .collect(),
+            d_failure_reasons: deliveries
+                .iter()
+                .map(|d| d.failure_reason.as_deref())
+                .collect(),
+            d_updated_at: deliveries.iter().map(|d| d.updated_at).collect(),
+            jobs,
+        }
+    }
+}
+
+impl diesel::query_builder::QueryId for QueueMessages<'_> {
+    type QueryId = QueueMessages<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl diesel::query_builder::QueryFragment<Pg> for QueueMessages<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, Pg>,
+    ) -> QueryResult<()> {
+        use diesel::sql_types::Uuid as SqlUuid;
+        use diesel::sql_types::{Array, Bool, Int4, Jsonb, Nullable, Text, Timestamptz};
+        out.push_sql(
+            "WITH message AS (INSERT INTO messages (id, organization_id, sender_id, send_as_id, \
+               kind, thread_parent_id, thread_position, edit_of_id, body, image_url, buttons, \
+               bot_username, bot_icon_url, bot_icon_emoji, is_ephemeral, metadata, created_at) \
+             SELECT * FROM unnest(",
+        );
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.m_ids)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.m_orgs)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.m_senders)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Nullable<SqlUuid>>, _>(&self.m_send_as)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.m_kinds)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<SqlUuid>>, _>(&self.m_thread_parents)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Nullable<Int4>>, _>(&self.m_thread_positions)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Nullable<SqlUuid>>, _>(&self.m_edit_of)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.m_bodies)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.m_image_urls)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Jsonb>, _>(&self.m_buttons)?;
+        out.push_sql("::jsonb[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.m_bot_usernames)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.m_bot_icon_urls)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.m_bot_icon_emojis)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Bool>, _>(&self.m_ephemeral)?;
+        out.push_sql("::boolean[], ");
+        out.push_bind_param::<Array<Jsonb>, _>(&self.m_metadata)?;
+        out.push_sql("::jsonb[], ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.m_created_at)?;
+        out.push_sql(
+            "::timestamptz[])), \
+             delivery AS (INSERT INTO message_deliveries (message_id, position, recipient_id, \
+               channel_id, thread_id, status, platform_channel_id, platform_message_id, \
+               failure_reason, updated_at) \
+             SELECT * FROM unnest(",
+        );
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.d_messages)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Int4>, _>(&self.d_positions)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Nullable<SqlUuid>>, _>(&self.d_recipients)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_channels)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_threads)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.d_statuses)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_platform_channels)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_platform_messages)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_failure_reasons)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.d_updated_at)?;
+        out.push_sql("::timestamptz[])) ");
+        self.jobs.push_insert(&mut out)
+    }
+}
+
 /// Postgres implementation of [`MessageRepository`].
 #[derive(Clone)]
 pub struct PgMessageRepository {
@@ -381,23 +546,13 @@ impl MessageRepository for PgMessageRepository {
             delivery_rows.extend(deliveries);
         }
         let mut conn = self.db.conn().await?;
-        conn.transaction(async |conn| {
-            if !message_rows.is_empty() {
-                diesel::insert_into(messages::table)
-                    .values(&message_rows)
-                    .execute(conn)
-                    .await?;
-            }
-            for chunk in delivery_rows.chunks(DELIVERIES_PER_INSERT) {
-                diesel::insert_into(message_deliveries::table)
-                    .values(chunk)
-                    .execute(conn)
-                    .await?;
-            }
-            jobs::enqueue(conn, jobs).await
-        })
-        .await
-        .map_err(|e| unknown_organization(db_error(e)))
+        // One statement is one transaction: the messages, their deliveries and their jobs are
+        // written together or not at all.
+        QueueMessages::new(&message_rows, &delivery_rows, jobs::JobColumns::of(jobs))
+            .execute(&mut conn)
+            .await
+            .map_err(|e| unknown_organization(db_error(e)))?;
+        Ok(())
     }
 
     async fn get_message(&self, org: OrgId, id: MessageId) -> Result<Message, RepoError> {
