@@ -21,6 +21,13 @@
 # response, target >= 50% of insert_floor: POST /bench/insert/, one bare single-row insert through
 # the same pool and repository layer); send_message (POST /v1/send-message/ to one person, 202
 # once queued, target >= 50% of insert_floor).
+# delivered_matrix (no target, reported): delivered messages per second to a local Synapse. Run
+# once, before the rounds, by scripts/bench_matrix.py: a second organization is connected to a
+# fresh Synapse (installed with scripts/install-synapse.sh when missing) through the operator API,
+# its people named by Matrix user, then BENCH_MATRIX_MESSAGES sends of one target each (every
+# other one to a person by DM, the rest to one room) are queued, and the clock runs until every
+# delivery is `delivered` (both servers' delivery loops work the queue, as servers sharing a
+# database do). Before the rounds, so no backlog of the other cases' jobs is in the queue.
 #
 # Small machines are noisy (the same case moved between 83% and 98% of the floor from one run to
 # the next on 2 cores), so the cases run interleaved for BENCH_ROUNDS rounds (floor, me, users,
@@ -40,6 +47,10 @@
 #   BENCH_BIG_PEOPLE   people in the organization of users_1m_nocache (default 1000000)
 #   TEAMCOMM_DIRECTORY_CACHE_TTL_SECS  passed to the cached server as is (default 5); the
 #                      uncached server always runs with 0
+#   BENCH_SKIP_MATRIX=1     skip delivered_matrix (and Synapse's installation)
+#   BENCH_MATRIX_MESSAGES   messages of delivered_matrix (default 2000)
+#   BENCH_MATRIX_PEOPLE     people they go to by DM (default 20)
+#   TEAMCOMM_TEST_SYNAPSE_PYTHON  the Synapse venv's python (default: what install-synapse.sh prints)
 #   CARGO_TARGET_DIR   default $HOME/.cache/teamcomm-target
 set -euo pipefail
 
@@ -70,6 +81,11 @@ USERS_TOTAL=10000
 # People in the organization of the `users_1m_nocache` case (its admin included).
 BIG_TOTAL="${BENCH_BIG_PEOPLE:-1000000}"
 [[ $BIG_TOTAL =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_BIG_PEOPLE must be a positive whole number" >&2; exit 1; }
+SKIP_MATRIX="${BENCH_SKIP_MATRIX:-0}"
+MATRIX_MESSAGES="${BENCH_MATRIX_MESSAGES:-2000}"
+MATRIX_PEOPLE="${BENCH_MATRIX_PEOPLE:-20}"
+[[ $MATRIX_MESSAGES =~ ^[1-9][0-9]*$ && $MATRIX_MESSAGES -ge 2 ]] || { echo "bench: BENCH_MATRIX_MESSAGES must be a whole number of at least 2" >&2; exit 1; }
+[[ $MATRIX_PEOPLE =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_MATRIX_PEOPLE must be a positive whole number" >&2; exit 1; }
 # Hourly budget given to every rate-limit scope of the bench server: far above what wrk can send.
 RATE_LIMIT=1000000000
 
@@ -99,6 +115,15 @@ if ! command -v wrk >/dev/null 2>&1; then
         "${SUDO[@]+"${SUDO[@]}"}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
     fi
     need wrk
+fi
+
+if [[ $SKIP_MATRIX != 1 ]]; then
+    SYNAPSE_PYTHON="${TEAMCOMM_TEST_SYNAPSE_PYTHON:-}"
+    if [[ -z $SYNAPSE_PYTHON ]]; then
+        log "installing Synapse for delivered_matrix (scripts/install-synapse.sh; BENCH_SKIP_MATRIX=1 skips the case)"
+        SYNAPSE_PYTHON="$(bash scripts/install-synapse.sh | tail -n 1)"
+    fi
+    [[ -x $SYNAPSE_PYTHON ]] || die "no Synapse python at '$SYNAPSE_PYTHON' (scripts/install-synapse.sh prints it)"
 fi
 
 # ------------------------------------------------------------------------------ build
@@ -157,11 +182,18 @@ for scope in READS WRITES MESSAGING EMAIL INVITATIONS WORKFLOW_TRIGGERS AGENT AU
     LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_HOUR_$scope=$RATE_LIMIT")
 done
 
+# The operator API's token (delivered_matrix connects an organization through it), and one key
+# that both servers seal and unseal platform secrets with (each delivers the other's jobs).
+OPERATOR_TOKEN="$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+PLATFORM_SECRET_KEY="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+
 # The environment of every teamcomm process the bench runs.
 BENCH_ENV=(
     -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV
     -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER
     DATABASE_URL="$BENCH_DATABASE_URL"
+    TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN"
+    TEAMCOMM_PLATFORM_SECRET_KEY="$PLATFORM_SECRET_KEY"
     "${LIMITS[@]}"
     RUST_LOG=warn
 )
@@ -476,6 +508,42 @@ bench_round() {
     # >>> add new cases here <<<
 }
 
+# delivered_matrix: once, before the rounds (see the top of this file and bench_matrix.py).
+MATRIX_RESULT=""
+if [[ $SKIP_MATRIX != 1 ]]; then
+    log "delivered_matrix: an organization of $MATRIX_PEOPLE people and an admin, connected to a local Synapse"
+    operator() { # operator METHOD PATH [JSON]: prints the body; fails unless 2xx
+        local body=()
+        [[ -z ${3:-} ]] || body=(-d "$3")
+        curl -sf -X "$1" -H "Authorization: Bearer $OPERATOR_TOKEN" -H 'Content-Type: application/json' \
+            "$BASE$2" "${body[@]+"${body[@]}"}"
+    }
+    uuid_of() { python3 -c 'import json, sys; print(json.load(sys.stdin)["uuid"])'; }
+    MATRIX_ORG="$(operator POST /operator/v1/organizations/ '{"name": "Bench Matrix", "plan": "business"}' | uuid_of)" ||
+        die "delivered_matrix: creating the organization failed"
+    new_person() { # new_person N ROLE
+        operator POST "/operator/v1/organizations/$MATRIX_ORG/users/" \
+            "{\"email\": \"p$1@matrix.bench.teamcomm.dev\", \"first_name\": \"Matrix\", \"last_name\": \"Bench $1\", \"role\": \"$2\"}" | uuid_of
+    }
+    MATRIX_ADMIN="$(new_person 0 admin)" || die "delivered_matrix: creating the admin failed"
+    MATRIX_PEOPLE_UUIDS=""
+    for n in $(seq 1 "$MATRIX_PEOPLE"); do
+        MATRIX_PEOPLE_UUIDS+="$(new_person "$n" member) " || die "delivered_matrix: creating person $n failed"
+    done
+    MATRIX_KEY="$(env "${BENCH_ENV[@]}" "$BIN" admin create-api-key "$MATRIX_ADMIN" --name bench 2>>"$WORK/admin.stderr" |
+        grep -oE 'tck_[0-9A-Za-z]{38}' | head -n 1 || true)"
+    [[ -n $MATRIX_KEY ]] || die "teamcomm admin create-api-key gave no key: $(tail -n 5 "$WORK/admin.stderr")"
+    mkdir -p "$WORK/matrix"
+    MATRIX_RESULT="$(env BENCH_BASE="$BASE" BENCH_OPERATOR_TOKEN="$OPERATOR_TOKEN" BENCH_MATRIX_ORG="$MATRIX_ORG" \
+        BENCH_MATRIX_KEY="$MATRIX_KEY" BENCH_MATRIX_PEOPLE_UUIDS="$MATRIX_PEOPLE_UUIDS" \
+        BENCH_MATRIX_MESSAGES="$MATRIX_MESSAGES" BENCH_DATABASE_URL="$BENCH_DATABASE_URL" \
+        BENCH_MATRIX_DIR="$WORK/matrix" "$SYNAPSE_PYTHON" scripts/bench_matrix.py | tail -n 1)" ||
+        die "delivered_matrix failed (Synapse's stderr: $(tail -n 5 "$WORK/matrix/synapse.stderr" 2>/dev/null))"
+    log "delivered_matrix: $MATRIX_RESULT"
+fi
+# The value of NAME=VALUE in the delivered_matrix result line.
+matrix_field() { tr ' ' '\n' <<<"$MATRIX_RESULT" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+
 for round in $(seq 1 "$BENCH_ROUNDS"); do
     log "round $round of $BENCH_ROUNDS"
     bench_round
@@ -526,6 +594,15 @@ printf 'GET /v1/users/?page_size=25 (%s people), cached, reaches %s%% of the flo
 printf 'The same uncached reaches %s%% of the floor (target >= %s%%); with %s people, %s%% (target >= %s%%).\n' \
     "$(pct_of "${RPS[users_nocache]}" "${RPS[floor]}")" "${TARGET[users_nocache]}" \
     "$BIG_TOTAL" "$(pct_of "${RPS[users_1m_nocache]}" "${RPS[floor]}")" "${TARGET[users_1m_nocache]}"
+
+if [[ -n $MATRIX_RESULT ]]; then
+    printf '\ndelivered_matrix (no target, reported): %s messages of one target each, every other one to one of %s people by DM, the rest to one room,\n' \
+        "$(matrix_field messages)" "$(matrix_field people)"
+    printf '  accepted at %s/s, all delivered to the local Synapse after %s s: %s delivered messages/s.\n' \
+        "$(matrix_field queue_rate)" "$(matrix_field seconds)" "$(matrix_field rate)"
+else
+    printf '\ndelivered_matrix: skipped (BENCH_SKIP_MATRIX=1).\n'
+fi
 
 if [[ $below == 1 && ${BENCH_ENFORCE:-0} == 1 ]]; then
     exit 1
