@@ -736,3 +736,120 @@ async fn sends_reach_a_slack_like_server_and_each_delivery_says_where_it_landed(
     r.assert_error(400, "one_or_more_users_not_found");
     assert_eq!(r.body["extra"]["users"], json!([cy]));
 }
+
+/// A check-in of `person` that reports to `channel`: the answer to its creation.
+async fn checkin_reporting_to(w: &World, person: &str, channel: &str) -> Resp {
+    w.post(
+        "/v1/checkins/create/",
+        &w.admin_key,
+        json!({
+            "name": "Standup",
+            "schedule": {"days": [1, 2, 3, 4, 5], "time": "09:00", "timezone": "UTC"},
+            "participants": {"user_uuids": [person]},
+            "report_channels": [channel],
+            "questions": [{"question": "What did you do?", "question_type": "text", "short_question": "Done"}],
+        }),
+    )
+    .await
+}
+
+#[actix_web::test]
+async fn report_channels_list_the_connected_slack_workspaces_channels_even_when_it_is_down() {
+    let w = world().await;
+    let slack = FakeSlack::start();
+    slack.add_channel("C-GEN", "general", false);
+    slack.add_channel("G-HR", "hr", true);
+    let member = w.app.create_user(&w.org, "member").await;
+    checkin_reporting_to(&w, &member, "G-HR")
+        .await
+        .assert_error(400, "report_channel_not_found");
+
+    let platform = format!("/operator/v1/organizations/{}/platform/", w.org);
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &platform,
+            Some(json!({"kind": "slack", "secret": "xoxb-test", "base_url": slack.base_url})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let listed = w
+        .app
+        .get_with_key("/v1/report-channels/", &w.admin_key)
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert_eq!(
+        listed.body,
+        json!({"channels": [
+            {"id": "C-GEN", "name": "general", "platform": "slack", "type": "channel"},
+            {"id": "G-HR", "name": "hr", "platform": "slack", "type": "private_channel"},
+        ], "total": 2})
+    );
+    // Within the refresh interval the stored channels answer: Slack is asked once.
+    let r = w
+        .app
+        .get_with_key("/v1/report-channels/?name=HR", &w.admin_key)
+        .await;
+    assert_eq!(r.body["total"], 1, "{}", r.text);
+    assert_eq!(slack.calls("conversations.list").len(), 1);
+
+    // A platform channel is a report channel like any other.
+    let r = checkin_reporting_to(&w, &member, "G-HR").await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["report_channels"][0]["name"], "hr", "{}", r.text);
+
+    // A platform that cannot be reached leaves the stored channels.
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &platform,
+            Some(json!({"kind": "slack", "secret": "xoxb-test", "base_url": "http://127.0.0.1:9/api"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = w
+        .app
+        .get_with_key("/v1/report-channels/", &w.admin_key)
+        .await;
+    assert_eq!((r.status, &r.body), (200, &listed.body), "{}", r.text);
+}
+
+#[actix_web::test]
+async fn report_channels_list_the_rooms_the_matrix_bot_is_in() {
+    let Some(synapse) = teamcomm_chat::testing::synapse::Synapse::shared() else {
+        return;
+    };
+    let (bot, _) = synapse.bot("teamcomm-channels-bot").await;
+    let room = bot.create_room(Some("Release reports"), true, &[]).await;
+    // Rooms without a name are conversations, not channels.
+    bot.create_room(None, false, &[]).await;
+    let w = world().await;
+    let r = w
+        .app
+        .operator(
+            "PUT",
+            &format!("/operator/v1/organizations/{}/platform/", w.org),
+            Some(
+                json!({"kind": "matrix", "base_url": synapse.base_url, "secret": bot.access_token}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = w
+        .app
+        .get_with_key("/v1/report-channels/", &w.admin_key)
+        .await;
+    assert_eq!(
+        r.body,
+        json!({"channels": [
+            {"id": room, "name": "Release reports", "platform": "matrix", "type": "channel"},
+        ], "total": 1}),
+        "{}",
+        r.text
+    );
+    let member = w.app.create_user(&w.org, "member").await;
+    let r = checkin_reporting_to(&w, &member, &room).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+}

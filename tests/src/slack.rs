@@ -4,12 +4,14 @@
 use serde_json::{Value, json};
 
 /// A local stand-in for the Slack Web API: `conversations.open`, `chat.postMessage` (refusing
-/// channel `C-GONE` as Slack does) and `chat.update`, for the bot token `xoxb-test` only; every
-/// call is recorded as (method, body).
+/// channel `C-GONE` as Slack does), `chat.update` and `conversations.list` (a GET answering the
+/// channels added with [`FakeSlack::add_channel`], in one page), for the bot token `xoxb-test`
+/// only; every call is recorded as (method, body), a GET's body as null.
 pub struct FakeSlack {
     /// The Web API base URL to connect an organization with.
     pub base_url: String,
     calls: std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+    channels: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 impl FakeSlack {
@@ -17,17 +19,37 @@ impl FakeSlack {
     pub fn start() -> FakeSlack {
         use actix_web::{HttpRequest, HttpResponse, web};
         type Calls = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+        type Channels = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+        fn authorized(req: &HttpRequest) -> bool {
+            req.headers()
+                .get("authorization")
+                .is_some_and(|v| v.as_bytes() == b"Bearer xoxb-test")
+        }
+        async fn list(
+            req: HttpRequest,
+            method: web::Path<String>,
+            calls: web::Data<Calls>,
+            channels: web::Data<Channels>,
+        ) -> HttpResponse {
+            if !authorized(&req) {
+                return HttpResponse::Ok().json(json!({"ok": false, "error": "invalid_auth"}));
+            }
+            calls.lock().unwrap().push((method.clone(), Value::Null));
+            if method.as_str() != "conversations.list" {
+                return HttpResponse::Ok().json(json!({"ok": false, "error": "unknown_method"}));
+            }
+            let channels = channels.lock().unwrap().clone();
+            HttpResponse::Ok().json(
+                json!({"ok": true, "channels": channels, "response_metadata": {"next_cursor": ""}}),
+            )
+        }
         async fn answer(
             req: HttpRequest,
             method: web::Path<String>,
             body: web::Json<Value>,
             calls: web::Data<Calls>,
         ) -> HttpResponse {
-            let authorized = req
-                .headers()
-                .get("authorization")
-                .is_some_and(|v| v.as_bytes() == b"Bearer xoxb-test");
-            if !authorized {
+            if !authorized(&req) {
                 return HttpResponse::Ok().json(json!({"ok": false, "error": "invalid_auth"}));
             }
             let mut held = calls.lock().unwrap();
@@ -49,12 +71,16 @@ impl FakeSlack {
         }
         let calls: Calls = Default::default();
         let data = web::Data::new(calls.clone());
+        let channels: Channels = Default::default();
+        let channel_data = web::Data::new(channels.clone());
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let server = actix_web::HttpServer::new(move || {
             actix_web::App::new()
                 .app_data(data.clone())
+                .app_data(channel_data.clone())
                 .route("/api/{method}", web::post().to(answer))
+                .route("/api/{method}", web::get().to(list))
         })
         .workers(1)
         .disable_signals()
@@ -65,7 +91,16 @@ impl FakeSlack {
         FakeSlack {
             base_url: format!("http://{addr}/api"),
             calls,
+            channels,
         }
+    }
+
+    /// A channel the bot can see, from now on listed by `conversations.list`.
+    pub fn add_channel(&self, id: &str, name: &str, is_private: bool) {
+        self.channels
+            .lock()
+            .unwrap()
+            .push(json!({"id": id, "name": name, "is_private": is_private}));
     }
 
     /// The bodies of the calls of `method`, in arrival order.

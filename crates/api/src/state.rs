@@ -217,7 +217,12 @@ impl AppState {
             ),
             moods: MoodService::new(Arc::new(PgMoodRepository::new(db.clone())), clock.clone()),
             templates: TemplateService::new(Arc::new(PgTemplateRepository::new(db.clone()))),
-            channels: ChannelService::new(channels),
+            channels: ChannelService::new(channels).with_platforms(
+                stores.directory.clone(),
+                connector.clone(),
+                clock.clone(),
+                teamcomm_messaging::PLATFORM_CHANNELS_REFRESH,
+            ),
             labels: LabelService::new(
                 Arc::new(PgLabelRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),

@@ -141,10 +141,12 @@ pub async fn list_report_channels(
         limit,
     } = q.0;
     let name = search(name.or(alias));
-    let channels = state
-        .channels
-        .list(caller.0.org.id, name.as_deref())
-        .await?;
+    let org = caller.0.org.id;
+    let listing = state.channels.list_current(org, name.as_deref()).await?;
+    if let Some(e) = &listing.stale {
+        tracing::warn!(%org, error = %e, "the platform's channels could not be listed; answering the stored ones");
+    }
+    let channels = listing.channels;
     let total = channels.len();
     let limit = limit.map_or(usize::MAX, |l| usize::try_from(l.0).unwrap_or(usize::MAX));
     let channels = channels.iter().take(limit).map(ChannelView::from).collect();

@@ -14,6 +14,10 @@ use crate::error::db_error;
 use crate::rows::unknown_value;
 use crate::schema::report_channels;
 
+/// Channels written per statement by `upsert_channels` (5 parameters each, well under
+/// Postgres's 65,535).
+const UPSERT_CHUNK: usize = 1_000;
+
 /// Postgres implementation of [`ChannelRepository`].
 #[derive(Clone)]
 pub struct PgChannelRepository {
@@ -77,6 +81,40 @@ impl ChannelRepository for PgChannelRepository {
             .await
             .map_err(db_error)?;
         row.try_into()
+    }
+
+    /// One statement per [`UPSERT_CHUNK`] channels (the ids must be distinct: a statement
+    /// cannot update a row twice).
+    async fn upsert_channels(&self, org: OrgId, new: &[NewChannel]) -> Result<(), RepoError> {
+        use diesel::upsert::excluded;
+        let mut conn = self.db.conn().await?;
+        for chunk in new.chunks(UPSERT_CHUNK) {
+            let rows: Vec<_> = chunk
+                .iter()
+                .map(|c| {
+                    (
+                        report_channels::organization_id.eq(org.0),
+                        report_channels::id.eq(&c.id),
+                        report_channels::name.eq(&c.name),
+                        report_channels::platform.eq(&c.platform),
+                        report_channels::channel_type.eq(c.channel_type.as_str()),
+                    )
+                })
+                .collect();
+            diesel::insert_into(report_channels::table)
+                .values(rows)
+                .on_conflict((report_channels::organization_id, report_channels::id))
+                .do_update()
+                .set((
+                    report_channels::name.eq(excluded(report_channels::name)),
+                    report_channels::platform.eq(excluded(report_channels::platform)),
+                    report_channels::channel_type.eq(excluded(report_channels::channel_type)),
+                ))
+                .execute(&mut conn)
+                .await
+                .map_err(db_error)?;
+        }
+        Ok(())
     }
 
     async fn list_channels(
