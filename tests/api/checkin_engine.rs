@@ -3,19 +3,22 @@
 //! queues its first question to the participant, once; the server's loop ticks it and stops
 //! when told. On a real Synapse (skipped with a note when `TEAMCOMM_TEST_SYNAPSE_PYTHON` is
 //! unset): the question reaches the person's DM, and the reply poll hands their answers to the
-//! engine, from the poll's start on.
+//! engine, from the first poll's start on; where the polls ended is stored, so replies written
+//! while no server polled are read after a restart.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use serde_json::json;
+use teamcomm_api::state::AppState;
 use teamcomm_chat::testing::synapse::Synapse;
 use teamcomm_checkin_engine::{Round, RoundRepository, rules};
 use teamcomm_kernel::OrgId;
-use teamcomm_store_pg::PgRoundRepository;
+use teamcomm_messaging::cursors::PollCursors;
+use teamcomm_messaging::platform::PlatformKind;
+use teamcomm_store_pg::{PgPollCursors, PgRoundRepository};
 use teamcomm_tests::TestApp;
 
 struct World {
@@ -175,6 +178,27 @@ impl World {
             .to_owned()
     }
 
+    /// Where the organization's last reply poll ended, as stored.
+    async fn cursor(&self) -> Option<String> {
+        PgPollCursors::new(self.app.database.clone())
+            .poll_cursor(OrgId(self.org.parse().unwrap()), PlatformKind::Matrix)
+            .await
+            .expect("read the cursor")
+    }
+
+    /// Stores `cursor` as where the organization's last reply poll ended.
+    async fn set_cursor(&self, cursor: &str) {
+        PgPollCursors::new(self.app.database.clone())
+            .save_poll_cursor(
+                OrgId(self.org.parse().unwrap()),
+                PlatformKind::Matrix,
+                cursor,
+                time::OffsetDateTime::now_utc(),
+            )
+            .await
+            .expect("save the cursor")
+    }
+
     /// The member's round.
     async fn round(&self) -> Round {
         let mut rounds = self.rounds().await;
@@ -216,14 +240,14 @@ async fn on_matrix_the_engine_takes_the_replies_the_poll_reads() {
     assert_eq!(r.status, 204, "{}", r.text);
 
     // The first poll starts from now: nothing before it is read.
-    let mut cursors = HashMap::new();
     let first = w
         .app
         .state
-        .poll_replies(&mut cursors, Duration::ZERO)
+        .poll_replies(Duration::ZERO)
         .await
         .expect("poll");
     assert_eq!((first.polled, first.failures.len()), (1, 0), "{first:?}");
+    let before_reply = w.cursor().await.expect("the first poll's cursor is stored");
 
     assert_eq!(w.app.state.tick_checkins().await.unwrap().questions, 1);
     w.app.state.deliver_due().await.unwrap();
@@ -232,17 +256,18 @@ async fn on_matrix_the_engine_takes_the_replies_the_poll_reads() {
         .delivered_room(rules::question_message_id(&round, 0).0)
         .await;
     ada.join(&dm).await;
+    // Ada answers while no server polls; a server started afterwards (a state of its own,
+    // nothing in memory) resumes from the stored cursor and reads the reply.
     ada.send(
         &dm,
         json!({"msgtype": "m.text", "body": "Shipped the release"}),
     )
     .await;
+    let restarted = AppState::new(w.app.database.clone(), (*w.app.state.settings).clone());
     let mut taken = 0;
     for _ in 0..10 {
-        let pass = w
-            .app
-            .state
-            .poll_replies(&mut cursors, Duration::from_secs(3))
+        let pass = restarted
+            .poll_replies(Duration::from_secs(3))
             .await
             .expect("poll");
         assert!(pass.failures.is_empty(), "{pass:?}");
@@ -251,23 +276,33 @@ async fn on_matrix_the_engine_takes_the_replies_the_poll_reads() {
             break;
         }
     }
-    assert_eq!(taken, 1, "the reply was taken");
+    assert_eq!(taken, 1, "the reply written before the restart was taken");
     let round = w.round().await;
     assert_eq!((round.asked, round.answered), (2, 1), "{round:?}");
+    let after_reply = w.cursor().await.expect("stored");
+    assert_ne!(after_reply, before_reply, "the cursor moved past the reply");
+    // Read again (as after a crash before the cursor was saved), it is not taken twice.
+    w.set_cursor(&before_reply).await;
+    let reread = restarted
+        .poll_replies(Duration::from_secs(3))
+        .await
+        .expect("poll");
+    assert!(reread.events >= 1, "the reply was read again: {reread:?}");
+    assert_eq!((reread.taken, reread.failures.len()), (0, 0), "{reread:?}");
+    assert_eq!(w.round().await.answered, 1);
 
-    // The server's reply loop takes the answer to the second question.
+    // The server's reply loop takes the answer to the second question, written before the
+    // loop starts: it too resumes from the stored cursor.
     w.app.state.deliver_due().await.unwrap();
     assert_eq!(
         w.delivered_room(rules::question_message_id(&round, 1).0)
             .await,
         dm
     );
-    let (stop, running) =
-        teamcomm_api::server::spawn_replies(w.app.state.clone(), Duration::from_millis(50));
-    // Its first poll starts from now: let it begin before Ada answers.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
     ada.send(&dm, json!({"msgtype": "m.text", "body": "Nothing"}))
         .await;
+    let (stop, running) =
+        teamcomm_api::server::spawn_replies(w.app.state.clone(), Duration::from_millis(50));
     let mut round = w.round().await;
     for _ in 0..200 {
         round = w.round().await;

@@ -74,6 +74,7 @@ mod ports;
 
 mod channels;
 mod checkins;
+mod cursors;
 mod forms;
 mod gaps;
 mod invitations;

@@ -16,6 +16,7 @@ use serde_json::{Map, json};
 use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
 use teamcomm_kernel::jobs::{JobKind, JobRecord, JobState, NewJob};
 use teamcomm_kernel::{OrgId, RepoError, UserId};
+use teamcomm_messaging::cursors::PollCursors;
 use teamcomm_messaging::email::{Email, EmailStatus};
 use teamcomm_messaging::mail::Mailbox;
 use teamcomm_messaging::message::{
@@ -34,7 +35,7 @@ use teamcomm_org::OrgRepository;
 use teamcomm_org::testing::InMemoryOrgRepository;
 use teamcomm_store_pg::{
     Database, PgEmailRepository, PgJobQueue, PgMessageRepository, PgPlatformDirectory,
-    PlatformSecretKey,
+    PgPollCursors, PlatformSecretKey,
 };
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
@@ -59,6 +60,8 @@ pub struct MessagingPorts {
     pub messages: Arc<dyn MessageRepository>,
     pub emails: Arc<dyn EmailRepository>,
     pub directory: Arc<dyn PlatformDirectory>,
+    /// The reply poll's cursors, over the same connections (`cursors.rs`).
+    pub cursors: Arc<dyn PollCursors>,
     side: Side,
 }
 
@@ -79,7 +82,8 @@ impl MessagingPorts {
         MessagingPorts {
             messages: Arc::new(InMemoryMessageRepository::new(queue.clone())),
             emails: Arc::new(InMemoryEmailRepository::new(queue.clone())),
-            directory: Arc::new(directory),
+            directory: Arc::new(directory.clone()),
+            cursors: Arc::new(directory),
             side: Side::Memory(queue),
         }
     }
@@ -90,6 +94,7 @@ impl MessagingPorts {
             messages: Arc::new(PgMessageRepository::new(db.clone())),
             emails: Arc::new(PgEmailRepository::new(db.clone())),
             directory: Arc::new(PgPlatformDirectory::new(db.clone(), key)),
+            cursors: Arc::new(PgPollCursors::new(db.clone())),
             side: Side::Postgres {
                 queue: PgJobQueue::new(db),
                 url: url.to_owned(),

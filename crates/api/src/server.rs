@@ -234,10 +234,10 @@ pub const REPLY_POLL_PAUSE: std::time::Duration = std::time::Duration::from_secs
 /// The reply loop: polls the platform of every organization connected to Matrix
 /// ([`AppState::poll_replies`], without waiting on the homeserver) and hands each reply to the
 /// check-in engine, then pauses `pause` (jittered), until `true` is sent on the returned
-/// channel. Where each organization's poll ended is kept in this task's memory only: after a
-/// restart polling starts from now, and replies written meanwhile are not read (the question
-/// waits; the person is reminded). Several servers may each poll: a reply is taken once (the
-/// round's revision fences it).
+/// channel. Where each organization's poll ended is stored (`platform_poll_cursors`) once the
+/// batch's replies were handed over: after a restart polling resumes there, so replies written
+/// while no server polled are read then. Several servers may each poll: a reply is taken once
+/// (the round's revision fences it).
 pub fn spawn_replies(
     state: AppState,
     pause: std::time::Duration,
@@ -247,12 +247,8 @@ pub fn spawn_replies(
 ) {
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {
-        let mut cursors = std::collections::HashMap::new();
         loop {
-            match state
-                .poll_replies(&mut cursors, std::time::Duration::ZERO)
-                .await
-            {
+            match state.poll_replies(std::time::Duration::ZERO).await {
                 Ok(summary) => {
                     for failure in &summary.failures {
                         tracing::warn!(error = %failure, "reply poll step failed; will retry");

@@ -1,7 +1,6 @@
 //! The composition root: builds the adapters (Postgres, caches, the in-process rate limiter) and
 //! hands them to the domain services. Handlers see only services and settings.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,8 +16,9 @@ use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
 use teamcomm_mail::SmtpMailer;
+use teamcomm_messaging::cursors::PollCursors;
 use teamcomm_messaging::mail::Mailer;
-use teamcomm_messaging::platform::PlatformKind;
+use teamcomm_messaging::platform::{InboundEvent, PlatformKind};
 use teamcomm_messaging::ports::{PlatformConnector, PlatformDirectory};
 use teamcomm_messaging::{
     ChannelService, DeliveryWorker, EmailService, MessagingPorts, MessagingService,
@@ -30,7 +30,7 @@ use teamcomm_org::{
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
-    PgOrgRepository, PgRoundRepository, PgTeamRepository, PgTemplateRepository,
+    PgOrgRepository, PgPollCursors, PgRoundRepository, PgTeamRepository, PgTemplateRepository,
 };
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
@@ -76,6 +76,8 @@ pub struct AppState {
     /// Where replies are polled from: the connections, and their platform clients.
     directory: Arc<dyn PlatformDirectory>,
     connector: Arc<dyn PlatformConnector>,
+    /// Where each organization's last reply poll ended.
+    cursors: Arc<dyn PollCursors>,
 }
 
 /// What one reply poll did.
@@ -240,11 +242,12 @@ impl AppState {
                 settings.rate_quotas.clone(),
                 Arc::new(InProcessRateLimiter::default()),
             ),
-            readiness: Arc::new(db),
+            readiness: Arc::new(db.clone()),
             settings: Arc::new(settings),
             clock,
             directory: stores.directory.clone(),
             connector,
+            cursors: Arc::new(PgPollCursors::new(db.clone())),
         }
     }
 
@@ -263,35 +266,53 @@ impl AppState {
         self.checkin_engine.tick(self.clock.now()).await
     }
 
-    /// One poll of the replies on the platform of every organization connected to Matrix
-    /// (Slack pushes its events instead): each inbound event goes to the check-in engine
-    /// ([`Engine::take_reply`]). `cursors` holds where each organization's last poll ended, in
-    /// memory: an organization without one is polled from now on, so replies written while no
-    /// server polled are not read. A poll waits at most `wait` for the first event.
-    pub async fn poll_replies(
+    /// Hands one inbound platform event of `org` (connected as `kind`) to what listens for
+    /// them: the check-in engine ([`Engine::take_reply`]). Both intakes go through it: the
+    /// Matrix reply loop ([`AppState::poll_replies`]) and Slack's events
+    /// (`routes::integrations`). Answers whether the event was taken as an answer; taking the
+    /// same reply again (a re-read batch, a retried push) takes nothing.
+    pub async fn take_inbound(
         &self,
-        cursors: &mut HashMap<OrgId, String>,
-        wait: Duration,
-    ) -> Result<PollSummary, Error> {
-        let orgs = self.directory.connected_orgs(PlatformKind::Matrix).await?;
-        // Forget the organizations disconnected since (a new connection starts from now).
-        cursors.retain(|org, _| orgs.contains(org));
+        org: OrgId,
+        kind: PlatformKind,
+        event: &InboundEvent,
+    ) -> Result<bool, Error> {
+        Ok(self
+            .checkin_engine
+            .take_reply(org, kind, event, self.clock.now())
+            .await?
+            .is_some())
+    }
+
+    /// One poll of the replies on the platform of every organization connected to Matrix
+    /// (Slack pushes its events instead): each inbound event goes to [`AppState::take_inbound`].
+    /// Each organization's poll starts where its last one ended ([`PollCursors`], stored, so a
+    /// restart resumes there; an organization never polled starts from now). The batch's
+    /// cursor is saved only once all its events were handed over: when one fails on the
+    /// server's side, the cursor stays and the next poll reads the batch again (the engine
+    /// takes a reply once). A poll waits at most `wait` for the first event.
+    pub async fn poll_replies(&self, wait: Duration) -> Result<PollSummary, Error> {
+        let kind = PlatformKind::Matrix;
+        let orgs = self.directory.connected_orgs(kind).await?;
         let mut summary = PollSummary::default();
         for org in orgs {
             let connection = match self.directory.connection(org).await {
-                Ok(Some(c)) if c.kind == PlatformKind::Matrix => c,
+                Ok(Some(c)) if c.kind == kind => c,
                 Ok(_) => continue,
                 Err(e) => {
                     summary.failures.push(format!("connection of {org}: {e}"));
                     continue;
                 }
             };
-            let batch = match self.connector.connect(&connection) {
-                Ok(platform) => {
-                    platform
-                        .poll(cursors.get(&org).map(String::as_str), wait)
-                        .await
+            let cursor = match self.cursors.poll_cursor(org, kind).await {
+                Ok(cursor) => cursor,
+                Err(e) => {
+                    summary.failures.push(format!("poll cursor of {org}: {e}"));
+                    continue;
                 }
+            };
+            let batch = match self.connector.connect(&connection) {
+                Ok(platform) => platform.poll(cursor.as_deref(), wait).await,
                 Err(e) => Err(e),
             };
             let batch = match batch {
@@ -303,18 +324,32 @@ impl AppState {
             };
             summary.polled += 1;
             summary.events += batch.events.len();
+            let mut handed_over = true;
             for event in &batch.events {
-                match self
-                    .checkin_engine
-                    .take_reply(org, PlatformKind::Matrix, event, self.clock.now())
-                    .await
-                {
-                    Ok(Some(_)) => summary.taken += 1,
-                    Ok(None) => {}
-                    Err(e) => summary.failures.push(format!("a reply in {org}: {e}")),
+                match self.take_inbound(org, kind, event).await {
+                    Ok(true) => summary.taken += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        // A server-side failure (the database, a fenced write lost) may pass:
+                        // the batch is read again. A refusal would be refused again: moving on
+                        // keeps one bad event from holding the organization's replies back.
+                        handed_over &= e.status() < 500;
+                        summary.failures.push(format!("a reply in {org}: {e}"));
+                    }
                 }
             }
-            cursors.insert(org, batch.next_cursor);
+            if !handed_over || cursor.as_deref() == Some(batch.next_cursor.as_str()) {
+                continue;
+            }
+            if let Err(e) = self
+                .cursors
+                .save_poll_cursor(org, kind, &batch.next_cursor, self.clock.now())
+                .await
+            {
+                summary
+                    .failures
+                    .push(format!("saving the cursor of {org}: {e}"));
+            }
         }
         Ok(summary)
     }

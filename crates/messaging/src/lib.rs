@@ -6,6 +6,7 @@
 //! outside world behind [`ports`].
 
 pub mod connections;
+pub mod cursors;
 pub mod email;
 pub mod html_text;
 pub mod mail;

@@ -7,7 +7,8 @@
 //!   exists unless told how ([`InMemoryChannelRepository::with_organizations`]).
 //! - [`InMemoryMessageRepository`] and [`InMemoryEmailRepository`] write their jobs into an
 //!   [`InMemoryJobQueue`], all or nothing, as the adapter's transaction does.
-//! - [`InMemoryPlatformDirectory`]: connections and platform identities, set by the test.
+//! - [`InMemoryPlatformDirectory`]: connections and platform identities, set by the test; also
+//!   the poll cursors ([`PollCursors`]), forgotten with the connection as the adapter's do.
 //! - [`RecordingChatPlatform`] (with [`FixedConnector`]) and [`RecordingMailer`]: they record
 //!   what was sent and fail as scripted. They stand in for Matrix, Slack and SMTP in domain
 //!   tests only; the adapters are tested against the real thing.
@@ -23,6 +24,7 @@ use teamcomm_kernel::{OrgId, RepoError, SharedClock, SystemClock, UserId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::cursors::PollCursors;
 use crate::email::{Email, EmailStatus};
 use crate::mail::{MailError, Mailer, OutgoingMail};
 use crate::message::{DeliveryStatus, Message, MessageId, MessageKind};
@@ -303,6 +305,8 @@ pub struct InMemoryPlatformDirectory {
     identities: Arc<Mutex<HashMap<IdentityKey, String>>>,
     /// Whether a person is of an organization, when known.
     people: Option<Arc<dyn Fn(OrgId, UserId) -> bool + Send + Sync>>,
+    /// Poll cursors by organization, with the kind they are of.
+    cursors: Arc<Mutex<HashMap<OrgId, (PlatformKind, String)>>>,
 }
 
 impl InMemoryPlatformDirectory {
@@ -334,6 +338,7 @@ impl InMemoryPlatformDirectory {
 
     pub fn disconnect(&self, org: OrgId) {
         lock(&self.connections).remove(&org);
+        lock(&self.cursors).remove(&org);
     }
 
     /// Records who `user` of `org` is on `kind`.
@@ -377,6 +382,7 @@ impl PlatformDirectory for InMemoryPlatformDirectory {
     }
 
     async fn remove_connection(&self, org: OrgId) -> Result<(), RepoError> {
+        lock(&self.cursors).remove(&org);
         lock(&self.connections)
             .remove(&org)
             .map(|_| ())
@@ -407,6 +413,35 @@ impl PlatformDirectory for InMemoryPlatformDirectory {
             });
         }
         identities.insert((org, kind, user), id.to_owned());
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl PollCursors for InMemoryPlatformDirectory {
+    async fn poll_cursor(
+        &self,
+        org: OrgId,
+        kind: PlatformKind,
+    ) -> Result<Option<String>, RepoError> {
+        Ok(lock(&self.cursors)
+            .get(&org)
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, cursor)| cursor.clone()))
+    }
+
+    async fn save_poll_cursor(
+        &self,
+        org: OrgId,
+        kind: PlatformKind,
+        cursor: &str,
+        _at: OffsetDateTime,
+    ) -> Result<(), RepoError> {
+        // As the adapter's foreign key: a cursor belongs to a connection.
+        if !lock(&self.connections).contains_key(&org) {
+            return Err(RepoError::NotFound);
+        }
+        lock(&self.cursors).insert(org, (kind, cursor.to_owned()));
         Ok(())
     }
 }

@@ -13,6 +13,7 @@ pub use pool::{
     quote_ident, run_migrations, split_database,
 };
 pub use repo::PgJobQueue;
+pub use repo::PgPollCursors;
 pub use repo::PgRoundRepository;
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,

@@ -1,5 +1,6 @@
 mod channels;
 mod checkins;
+mod cursors;
 mod forms;
 mod invitations;
 mod jobs;
@@ -17,6 +18,7 @@ mod templates;
 
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
+pub use cursors::PgPollCursors;
 pub use forms::PgFormRepository;
 pub use invitations::PgInvitationRepository;
 pub use jobs::PgJobQueue;

@@ -8,6 +8,8 @@
 // `labels::{labels, entity_labels, featured_entities}` (the module shares the table's name).
 // `checkins::{checkins, checkin_responses}`.
 pub(crate) mod checkins;
+// `cursors::platform_poll_cursors`.
+pub(crate) mod cursors;
 // `kudos::{company_values, kudos, kudos_receivers, kudos_boosts}`.
 // `forms::{forms, form_responses, form_response_transitions}`.
 pub(crate) mod forms;
