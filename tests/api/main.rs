@@ -25,6 +25,7 @@ mod me;
 mod messaging;
 mod openapi;
 mod operator;
+mod process;
 mod ratelimit;
 mod routes;
 mod teams;

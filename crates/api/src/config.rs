@@ -70,6 +70,9 @@ pub struct Settings {
     pub usage_flush_interval: Duration,
     /// How often the delivery worker looks for due messages and e-mails.
     pub worker_tick: Duration,
+    /// How long a claimed job is its worker's before another may claim it again (a worker that
+    /// died mid-pass holds its jobs this long); longer than a pass of 20 jobs may take.
+    pub worker_lease: Duration,
     /// How often the check-in engine runs a pass (opens due rounds, reminds, reports).
     pub checkin_tick: Duration,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
@@ -108,6 +111,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_KEY_CACHE_TTL_SECS",
     "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
     "TEAMCOMM_WORKER_TICK_MS",
+    "TEAMCOMM_WORKER_LEASE_SECS",
     "TEAMCOMM_CHECKIN_TICK_SECS",
     "TEAMCOMM_SMTP_URL",
     "TEAMCOMM_MAIL_FROM",
@@ -326,6 +330,7 @@ impl Settings {
             workers: count("TEAMCOMM_WORKERS", cores, 256)?,
             usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
             worker_tick,
+            worker_lease: secs("TEAMCOMM_WORKER_LEASE_SECS", 300, 1, 24 * 3600)?,
             checkin_tick: secs("TEAMCOMM_CHECKIN_TICK_SECS", 30, 1, 3600)?,
             smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
@@ -484,6 +489,7 @@ mod tests {
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_READS", "0"),
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
             ("TEAMCOMM_WORKER_TICK_MS", "0"),
+            ("TEAMCOMM_WORKER_LEASE_SECS", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "3601"),
             ("TEAMCOMM_PLATFORM_SECRET_KEY", "short"),

@@ -155,7 +155,11 @@ impl AppState {
                 connector: connector.clone(),
                 mailer,
             },
-            WorkerSettings::default(),
+            WorkerSettings {
+                lease: time::Duration::try_from(settings.worker_lease)
+                    .expect("TEAMCOMM_WORKER_LEASE_SECS is at most a day"),
+                ..WorkerSettings::default()
+            },
         );
         // Check-ins: one store (Postgres under the check-in cache) for the service and the
         // engine, so what the engine reads is what the service wrote.
