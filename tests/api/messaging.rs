@@ -581,6 +581,8 @@ async fn the_operator_connects_a_platform_and_names_people_on_it() {
     assert_eq!(r.status, 204, "{}", r.text);
 
     assert_eq!(w.app.operator("DELETE", &platform, None).await.status, 204);
+    let org = w.app.get_with_key("/v1/organization/", &w.admin_key).await;
+    assert_eq!(org.body["platform"], Value::Null, "{}", org.text);
     w.app
         .operator("DELETE", &platform, None)
         .await

@@ -122,10 +122,13 @@ impl PlatformConnectionService {
         Ok(PlatformSummary::from(&connection))
     }
 
-    /// Disconnects the organization (`not_found` when it was not connected). Its people's
-    /// platform identities are kept.
+    /// Disconnects the organization (`not_found` when it was not connected) and clears its
+    /// platform's name. Its people's platform identities are kept.
     pub async fn disconnect(&self, org: OrgId) -> Result<(), Error> {
-        Ok(self.directory.remove_connection(org).await?)
+        self.directory.remove_connection(org).await?;
+        let unnamed = OrganizationPatch::default().without_platform();
+        self.orgs.update_organization(org, &unnamed).await?;
+        Ok(())
     }
 
     /// The organization's connection, without its secret.
@@ -234,6 +237,8 @@ mod tests {
 
         service.disconnect(w.org.id).await.unwrap();
         assert_eq!(service.connection(w.org.id).await.unwrap(), None);
+        let org = w.org_ports.people.get_organization(w.org.id).await.unwrap();
+        assert_eq!(org.platform, None, "no platform is named once disconnected");
         assert_eq!(
             code(service.disconnect(w.org.id).await),
             ErrorCode::NotFound

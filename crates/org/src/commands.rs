@@ -60,7 +60,8 @@ pub struct OrganizationPatch {
     pub api_access: Option<bool>,
     pub plan_beta: Option<bool>,
     pub exchange_tokens: Option<bool>,
-    pub platform: Option<String>,
+    /// `Some(None)` clears it (the platform was disconnected).
+    pub platform: Option<Option<String>>,
 }
 
 impl OrganizationPatch {
@@ -88,8 +89,14 @@ impl OrganizationPatch {
     }
 
     pub fn with_platform(mut self, platform: Option<&str>) -> Result<Self, Error> {
-        self.platform = platform.map(validate_platform).transpose()?;
+        self.platform = platform.map(validate_platform).transpose()?.map(Some);
         Ok(self)
+    }
+
+    /// Clears the organization's platform.
+    pub fn without_platform(mut self) -> Self {
+        self.platform = Some(None);
+        self
     }
 }
 

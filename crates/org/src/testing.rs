@@ -187,7 +187,7 @@ impl OrgRepository for InMemoryOrgRepository {
             org.exchange_tokens = v;
         }
         if let Some(p) = &patch.platform {
-            org.platform = Some(p.clone());
+            org.platform = p.clone();
         }
         Ok(org.clone())
     }

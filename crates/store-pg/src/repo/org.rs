@@ -39,7 +39,8 @@ struct OrgChanges<'a> {
     api_access: Option<bool>,
     plan_beta: Option<bool>,
     exchange_tokens: Option<bool>,
-    platform: Option<&'a str>,
+    /// `Some(None)` sets NULL.
+    platform: Option<Option<&'a str>>,
     updated_at: OffsetDateTime,
 }
 
@@ -84,7 +85,7 @@ impl OrgRepository for PgOrgRepository {
             api_access: patch.api_access,
             plan_beta: patch.plan_beta,
             exchange_tokens: patch.exchange_tokens,
-            platform: patch.platform.as_deref(),
+            platform: patch.platform.as_ref().map(|p| p.as_deref()),
             updated_at: OffsetDateTime::now_utc(),
         };
         let row: OrgRow = diesel::update(organizations::table.find(id.0))
