@@ -537,7 +537,8 @@ if [[ $SKIP_MATRIX != 1 ]]; then
     MATRIX_RESULT="$(env BENCH_BASE="$BASE" BENCH_OPERATOR_TOKEN="$OPERATOR_TOKEN" BENCH_MATRIX_ORG="$MATRIX_ORG" \
         BENCH_MATRIX_KEY="$MATRIX_KEY" BENCH_MATRIX_PEOPLE_UUIDS="$MATRIX_PEOPLE_UUIDS" \
         BENCH_MATRIX_MESSAGES="$MATRIX_MESSAGES" BENCH_DATABASE_URL="$BENCH_DATABASE_URL" \
-        BENCH_MATRIX_DIR="$WORK/matrix" "$SYNAPSE_PYTHON" scripts/bench_matrix.py | tail -n 1)" ||
+        BENCH_MATRIX_DIR="$WORK/matrix" BENCH_SERVER_PIDS="${SERVER_PIDS[*]}" \
+        "$SYNAPSE_PYTHON" scripts/bench_matrix.py | tail -n 1)" ||
         die "delivered_matrix failed (Synapse's stderr: $(tail -n 5 "$WORK/matrix/synapse.stderr" 2>/dev/null))"
     log "delivered_matrix: $MATRIX_RESULT"
 fi
@@ -600,6 +601,8 @@ if [[ -n $MATRIX_RESULT ]]; then
         "$(matrix_field messages)" "$(matrix_field people)"
     printf '  accepted at %s/s, all delivered to the local Synapse after %s s: %s delivered messages/s.\n' \
         "$(matrix_field queue_rate)" "$(matrix_field seconds)" "$(matrix_field rate)"
+    printf '  CPU seconds meanwhile: Synapse %s, both teamcomm servers %s, the whole machine %s (%s cores).\n' \
+        "$(matrix_field synapse_cpu)" "$(matrix_field servers_cpu)" "$(matrix_field machine_cpu)" "$(nproc)"
 else
     printf '\ndelivered_matrix: skipped (BENCH_SKIP_MATRIX=1).\n'
 fi

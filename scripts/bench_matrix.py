@@ -24,13 +24,16 @@ the homeserver; everything else is the standard library. Steps:
 
 The last line on stdout is the result for bench.sh:
     messages=<n> seconds=<s> rate=<delivered/s> queue_rate=<accepted/s> people=<n>
-Progress goes to stderr.
+    synapse_cpu=<s> servers_cpu=<s> machine_cpu=<s>
+the last three being the CPU seconds Synapse, the teamcomm servers (BENCH_SERVER_PIDS) and the
+whole machine (every core, /proc/stat) used while the measured messages were delivered: where
+the time went. Progress goes to stderr.
 
 Environment (all set by bench.sh): BENCH_BASE (a teamcomm server), BENCH_OPERATOR_TOKEN,
 BENCH_MATRIX_ORG, BENCH_MATRIX_KEY (an admin key of that organization), BENCH_MATRIX_PEOPLE_UUIDS
 (space-separated), BENCH_MATRIX_MESSAGES, BENCH_DATABASE_URL (for psql), BENCH_MATRIX_DIR (a
 directory the homeserver's own directory is created in), BENCH_MATRIX_TIMEOUT (seconds to wait
-for the deliveries, default 600).
+for the deliveries, default 600), BENCH_SERVER_PIDS (space-separated, optional).
 """
 
 import hashlib
@@ -111,6 +114,31 @@ class Http:
 
 def enc(raw):
     return urllib.parse.quote(raw, safe="")
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pids):
+    """CPU seconds (user + system) the processes used so far."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                # Fields after the command's closing parenthesis; utime and stime are 14 and 15.
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / CLK_TCK
+
+
+def machine_cpu():
+    """CPU seconds every core of the machine spent busy so far."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return (sum(ticks[:8]) - idle) / CLK_TCK
 
 
 def free_port():
@@ -387,6 +415,8 @@ def main():
         log(f"warm-up delivered in {time.monotonic() - started:.1f} s")
 
         log(f"measuring: {total} messages, every other one to the room")
+        servers = env.get("BENCH_SERVER_PIDS", "").split()
+        cpu_before = (process_cpu([synapse.pid]), process_cpu(servers), machine_cpu())
         started = time.monotonic()
         for i in range(total):
             to_room = i % 2 == 1
@@ -394,9 +424,14 @@ def main():
             sent_to_room += to_room
         queued = time.monotonic()
         done = wait_delivered(org, warm + total, timeout)
+        cpu = [after - before for after, before in zip(
+            (process_cpu([synapse.pid]), process_cpu(servers), machine_cpu()), cpu_before)]
         seconds = done - started
         queue_seconds = queued - started
         log(f"{total} accepted in {queue_seconds:.1f} s, all delivered after {seconds:.1f} s")
+        log(f"CPU seconds meanwhile: Synapse {cpu[0]:.1f}, the teamcomm servers {cpu[1]:.1f}, "
+            f"the whole machine {cpu[2]:.1f} (of {seconds * os.cpu_count():.1f} on "
+            f"{os.cpu_count()} cores)")
 
         bodies = [b for b in room_bodies(bot, room_id) if (b or "").startswith("Bench delivery ")]
         if len(bodies) != sent_to_room or len(set(bodies)) != sent_to_room:
@@ -410,7 +445,8 @@ def main():
         stop_synapse(synapse)
 
     print(f"messages={total} seconds={seconds:.2f} rate={total / seconds:.1f} "
-          f"queue_rate={total / queue_seconds:.0f} people={len(people)}")
+          f"queue_rate={total / queue_seconds:.0f} people={len(people)} "
+          f"synapse_cpu={cpu[0]:.1f} servers_cpu={cpu[1]:.1f} machine_cpu={cpu[2]:.1f}")
 
 
 if __name__ == "__main__":
