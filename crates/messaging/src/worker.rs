@@ -141,10 +141,24 @@ impl DeliveryWorker {
                 JobKind::ChatMessage => self.deliver_message(job, now).await,
                 JobKind::Email => self.deliver_email(job, now).await,
             };
-            let outcome = run.unwrap_or_else(|e| Outcome::Retry {
-                retry_after: None,
-                error: format!("store: {e}"),
-            });
+            let outcome = match run {
+                Ok(outcome) => outcome,
+                Err(e) if job.attempt < job.max_attempts => Outcome::Retry {
+                    retry_after: None,
+                    error: format!("store: {e}"),
+                },
+                // The last attempt: the job ends failed whatever happens next, so what it was
+                // to send must not stay `queued` for ever. Best effort: the store just failed.
+                Err(e) => {
+                    let exhausted = FailureReason::AttemptsExhausted.as_str();
+                    match self.settle_exhausted(job, now).await {
+                        Ok(()) => Outcome::Failed(format!("{exhausted}: store: {e}")),
+                        Err(again) => Outcome::Failed(format!(
+                            "{exhausted}: store: {e}; its sends could not be settled: {again}"
+                        )),
+                    }
+                }
+            };
             let settled = match &outcome {
                 Outcome::Done => self.ports.queue.complete(job, now).await,
                 Outcome::Retry { retry_after, error } => {
@@ -316,6 +330,44 @@ impl DeliveryWorker {
                     .await?;
                 message.deliveries[i].status = status;
                 message.deliveries[i].updated_at = now;
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles what `job` still had to send as failed with `attempts_exhausted`.
+    async fn settle_exhausted(
+        &self,
+        job: &ClaimedJob,
+        now: OffsetDateTime,
+    ) -> Result<(), RepoError> {
+        let org = job.org_id;
+        let exhausted = FailureReason::AttemptsExhausted;
+        match job.kind {
+            JobKind::ChatMessage => {
+                let Some(id) = payload_id(job, "message_id").map(MessageId) else {
+                    return Ok(());
+                };
+                let mut message = self.ports.messages.get_message(org, id).await?;
+                let mut replies = match message.kind {
+                    MessageKind::Post => self.ports.messages.thread_responses(org, id).await?,
+                    _ => Vec::new(),
+                };
+                for m in std::iter::once(&mut message).chain(replies.iter_mut()) {
+                    self.settle_pending(m, exhausted, now).await?;
+                }
+            }
+            JobKind::Email => {
+                let Some(id) = payload_id(job, "email_id") else {
+                    return Ok(());
+                };
+                if self.ports.emails.get_email(org, id).await?.status == EmailStatus::Queued {
+                    let failed = EmailStatus::Failed(exhausted);
+                    self.ports
+                        .emails
+                        .record_email(org, id, &failed, now)
+                        .await?;
+                }
             }
         }
         Ok(())

@@ -602,3 +602,86 @@ async fn finished_jobs_are_forgotten_after_the_retention_and_the_message_keeps_i
     let message = w.stored(w.org.id, queued.bot_message_id).await;
     assert_eq!(message.status(), MessageStatus::Failed);
 }
+
+/// A platform directory that does not answer (the store is down for it).
+struct DirectoryDown;
+
+#[async_trait::async_trait]
+impl PlatformDirectory for DirectoryDown {
+    async fn connection(
+        &self,
+        _: OrgId,
+    ) -> Result<Option<crate::ports::PlatformConnection>, RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+    async fn connected_orgs(&self, _: PlatformKind) -> Result<Vec<OrgId>, RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+    async fn platform_user_ids(
+        &self,
+        _: OrgId,
+        _: PlatformKind,
+        _: &[UserId],
+    ) -> Result<HashMap<UserId, String>, RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+    async fn save_connection(&self, _: &crate::ports::PlatformConnection) -> Result<(), RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+    async fn remove_connection(&self, _: OrgId) -> Result<(), RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+    async fn set_platform_user_id(
+        &self,
+        _: OrgId,
+        _: PlatformKind,
+        _: UserId,
+        _: Option<&str>,
+    ) -> Result<(), RepoError> {
+        Err(RepoError::Unavailable("connection refused".into()))
+    }
+}
+
+#[tokio::test]
+async fn a_store_failure_on_the_last_attempt_settles_the_sends_as_attempts_exhausted() {
+    let w = World::new().await;
+    let queued = send(&w, to(&["mia@acme.test"], &[("C-general", None)])).await;
+    let worker = DeliveryWorker::new(
+        WorkerPorts {
+            queue: Arc::new(w.queue.clone()),
+            messages: Arc::new(w.messages.clone()),
+            emails: Arc::new(w.emails.clone()),
+            directory: Arc::new(DirectoryDown),
+            connector: w.connector.clone(),
+            mailer: w.mailer.clone(),
+        },
+        WorkerSettings::default(),
+    );
+    let max = w.jobs()[0].max_attempts;
+    let mut at = NOW;
+    for attempt in 1..=max {
+        let summary = worker.run_once(at, &mut || 0.0).await.unwrap();
+        assert_eq!(summary.claimed, 1, "attempt {attempt}");
+        let message = w.stored(w.org.id, queued.bot_message_id).await;
+        if attempt < max {
+            assert_eq!(summary.retried, 1);
+            assert_eq!(message.status(), MessageStatus::Queued, "retried meanwhile");
+        } else {
+            assert_eq!(summary.failed, 1);
+            assert_eq!(
+                statuses(&message),
+                vec![failed(FailureReason::AttemptsExhausted); 2],
+                "nothing stays queued once the job has failed"
+            );
+        }
+        at = w.jobs()[0].run_at.max(at) + Duration::HOUR;
+    }
+    let job = &w.jobs()[0];
+    assert_eq!(job.state, JobState::Failed);
+    assert!(
+        job.last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("attempts_exhausted: store:")),
+        "{job:?}"
+    );
+}
