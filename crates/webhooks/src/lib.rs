@@ -1,0 +1,24 @@
+//! The webhooks domain: an organization's webhook endpoints (where its events are delivered),
+//! the event names subscribers use (dotted, and the legacy upper-case ones of
+//! `/v1/webhook-subscription/`), and the destination guard that keeps deliveries off internal
+//! networks.
+//!
+//! `WebhookService` applies the rules; storage is behind [`WebhookRepository`] and name
+//! resolution behind [`HostResolver`]. Delivery (signing, retries) is not here yet.
+
+pub mod guard;
+mod model;
+pub mod names;
+mod ports;
+mod service;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use guard::{AllowList, Refusal};
+pub use model::{
+    CreatedEndpoint, EndpointRequest, EndpointSecrets, NewWebhookEndpoint, SIGNING_SECRET_BYTES,
+    SIGNING_SECRET_PREFIX, SecretText, WebhookEndpoint, WebhookId, generate_signing_secret,
+};
+pub use names::{LEGACY_NAMES, from_dotted_name, from_legacy_name, legacy_name};
+pub use ports::{HostResolver, WebhookRepository};
+pub use service::{MAX_BEARER_TOKEN, MAX_ENDPOINT_NAME, MAX_OBJECT_IDS, WebhookService};
