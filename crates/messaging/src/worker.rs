@@ -34,6 +34,9 @@ use crate::ports::{EmailRepository, MessageRepository, PlatformConnector, Platfo
 pub struct WorkerSettings {
     /// Jobs claimed per pass.
     pub batch_size: usize,
+    /// Jobs of a pass run at once (a slow platform or mail server then holds up only its own
+    /// jobs, and a pass stays well within its lease).
+    pub concurrency: usize,
     /// How long a claimed job is ours before another worker may take it over.
     pub lease: Duration,
     pub backoff: Backoff,
@@ -43,6 +46,7 @@ impl Default for WorkerSettings {
     fn default() -> Self {
         WorkerSettings {
             batch_size: 20,
+            concurrency: 8,
             lease: Duration::minutes(5),
             backoff: Backoff::default(),
         }
@@ -74,6 +78,16 @@ pub struct RunSummary {
 /// A uniform draw in `[0, 1)` per retry, for the backoff's jitter (a parameter, so the pass
 /// stays deterministic under test).
 pub type JitterSource<'a> = &'a mut (dyn FnMut() -> f64 + Send);
+
+/// Where a job stands in the queue after its attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settled {
+    Completed,
+    Retried,
+    Failed,
+    /// Another worker took the job over (its lease had expired).
+    Lost,
+}
 
 /// What became of a job's attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,14 +128,17 @@ impl DeliveryWorker {
         }
     }
 
-    /// Claims up to a batch of due jobs and runs each once. A store that does not answer
-    /// while claiming or settling is an error of the pass; while running a job, the job is
-    /// retried.
+    /// Claims up to a batch of due jobs and runs them, up to `concurrency` at once (each job's
+    /// own sends stay in order). A store that does not answer while claiming or settling is an
+    /// error of the pass (reported once every job of the pass has finished); while running a
+    /// job, the job is retried.
     pub async fn run_once(
         &self,
         now: OffsetDateTime,
         jitter: JitterSource<'_>,
     ) -> Result<RunSummary, RepoError> {
+        use futures_util::stream::{self, StreamExt};
+
         let jobs = self
             .ports
             .queue
@@ -132,58 +149,82 @@ impl DeliveryWorker {
                 self.settings.lease,
             )
             .await?;
+        // Drawn up front: the source is not shared between jobs running together.
+        let draws: Vec<f64> = jobs.iter().map(|_| jitter()).collect();
+        let settled: Vec<Result<Settled, RepoError>> = stream::iter(jobs.iter().zip(draws))
+            .map(|(job, draw)| self.run_job(job, now, draw))
+            .buffer_unordered(self.settings.concurrency.max(1))
+            .collect()
+            .await;
         let mut summary = RunSummary {
             claimed: jobs.len(),
             ..RunSummary::default()
         };
-        for job in &jobs {
-            let run = match job.kind {
-                JobKind::ChatMessage => self.deliver_message(job, now).await,
-                JobKind::Email => self.deliver_email(job, now).await,
-            };
-            let outcome = match run {
-                Ok(outcome) => outcome,
-                Err(e) if job.attempt < job.max_attempts => Outcome::Retry {
-                    retry_after: None,
-                    error: format!("store: {e}"),
-                },
-                // The last attempt: the job ends failed whatever happens next, so what it was
-                // to send must not stay `queued` for ever. Best effort: the store just failed.
+        let mut first_error = None;
+        for result in settled {
+            match result {
+                Ok(Settled::Completed) => summary.completed += 1,
+                Ok(Settled::Retried) => summary.retried += 1,
+                Ok(Settled::Failed) => summary.failed += 1,
+                Ok(Settled::Lost) => summary.lost += 1,
                 Err(e) => {
-                    let exhausted = FailureReason::AttemptsExhausted.as_str();
-                    match self.settle_exhausted(job, now).await {
-                        Ok(()) => Outcome::Failed(format!("{exhausted}: store: {e}")),
-                        Err(again) => Outcome::Failed(format!(
-                            "{exhausted}: store: {e}; its sends could not be settled: {again}"
-                        )),
-                    }
+                    first_error.get_or_insert(e);
                 }
-            };
-            let settled = match &outcome {
-                Outcome::Done => self.ports.queue.complete(job, now).await,
-                Outcome::Retry { retry_after, error } => {
-                    let retry_after = retry_after.and_then(|d| Duration::try_from(d).ok());
-                    let delay = self
-                        .settings
-                        .backoff
-                        .delay(job.attempt, retry_after, jitter());
-                    self.ports.queue.retry(job, now + delay, error).await
-                }
-                Outcome::Failed(error) => self.ports.queue.fail(job, now, error).await,
-            };
-            match settled {
-                Ok(()) => match outcome {
-                    Outcome::Done => summary.completed += 1,
-                    Outcome::Retry { .. } => summary.retried += 1,
-                    Outcome::Failed(_) => summary.failed += 1,
-                },
-                Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => {
-                    summary.lost += 1
-                }
-                Err(e) => return Err(e),
             }
         }
-        Ok(summary)
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(summary),
+        }
+    }
+
+    /// Runs one claimed job once and settles it in the queue.
+    async fn run_job(
+        &self,
+        job: &ClaimedJob,
+        now: OffsetDateTime,
+        draw: f64,
+    ) -> Result<Settled, RepoError> {
+        let run = match job.kind {
+            JobKind::ChatMessage => self.deliver_message(job, now).await,
+            JobKind::Email => self.deliver_email(job, now).await,
+        };
+        let outcome = match run {
+            Ok(outcome) => outcome,
+            Err(e) if job.attempt < job.max_attempts => Outcome::Retry {
+                retry_after: None,
+                error: format!("store: {e}"),
+            },
+            // The last attempt: the job ends failed whatever happens next, so what it was
+            // to send must not stay `queued` for ever. Best effort: the store just failed.
+            Err(e) => {
+                let exhausted = FailureReason::AttemptsExhausted.as_str();
+                match self.settle_exhausted(job, now).await {
+                    Ok(()) => Outcome::Failed(format!("{exhausted}: store: {e}")),
+                    Err(again) => Outcome::Failed(format!(
+                        "{exhausted}: store: {e}; its sends could not be settled: {again}"
+                    )),
+                }
+            }
+        };
+        let settled = match &outcome {
+            Outcome::Done => self.ports.queue.complete(job, now).await,
+            Outcome::Retry { retry_after, error } => {
+                let retry_after = retry_after.and_then(|d| Duration::try_from(d).ok());
+                let delay = self.settings.backoff.delay(job.attempt, retry_after, draw);
+                self.ports.queue.retry(job, now + delay, error).await
+            }
+            Outcome::Failed(error) => self.ports.queue.fail(job, now, error).await,
+        };
+        match settled {
+            Ok(()) => Ok(match outcome {
+                Outcome::Done => Settled::Completed,
+                Outcome::Retry { .. } => Settled::Retried,
+                Outcome::Failed(_) => Settled::Failed,
+            }),
+            Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => Ok(Settled::Lost),
+            Err(e) => Err(e),
+        }
     }
 
     async fn deliver_message(

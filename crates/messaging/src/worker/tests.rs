@@ -685,3 +685,82 @@ async fn a_store_failure_on_the_last_attempt_settles_the_sends_as_attempts_exhau
         "{job:?}"
     );
 }
+
+/// A platform on which a post to `C-slow` waits until a post to `C-fast` has landed.
+struct SlowUntilFast {
+    inner: Arc<crate::testing::RecordingChatPlatform>,
+    fast_landed: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl ChatPlatform for SlowUntilFast {
+    fn kind(&self) -> PlatformKind {
+        self.inner.kind()
+    }
+    async fn send(&self, message: &OutgoingMessage) -> Result<SentMessage, PlatformError> {
+        match &message.destination {
+            Destination::Channel { channel_id, .. } if channel_id == "C-slow" => {
+                self.fast_landed.notified().await;
+                self.inner.send(message).await
+            }
+            Destination::Channel { channel_id, .. } if channel_id == "C-fast" => {
+                let sent = self.inner.send(message).await;
+                self.fast_landed.notify_one();
+                sent
+            }
+            _ => self.inner.send(message).await,
+        }
+    }
+    async fn edit(&self, s: &SentMessage, m: &OutgoingMessage) -> Result<(), PlatformError> {
+        self.inner.edit(s, m).await
+    }
+    async fn open_conversation(&self, p: &[String], k: &str) -> Result<String, PlatformError> {
+        self.inner.open_conversation(p, k).await
+    }
+    async fn list_channels(&self) -> Result<Vec<crate::platform::PlatformChannel>, PlatformError> {
+        self.inner.list_channels().await
+    }
+    async fn poll(
+        &self,
+        cursor: Option<&str>,
+        wait: StdDuration,
+    ) -> Result<crate::platform::InboundBatch, PlatformError> {
+        self.inner.poll(cursor, wait).await
+    }
+}
+
+#[tokio::test]
+async fn the_jobs_of_a_pass_run_together_so_a_slow_send_holds_up_only_its_own() {
+    let w = World::new().await;
+    // The slow send is queued (and claimed) first: run one after the other, the pass would
+    // wait on it for ever.
+    let slow = send(&w, to(&[], &[("C-slow", None)])).await;
+    let fast = send(&w, to(&[], &[("C-fast", None)])).await;
+    let platform = Arc::new(SlowUntilFast {
+        inner: w.platform.clone(),
+        fast_landed: tokio::sync::Notify::new(),
+    });
+    let worker = DeliveryWorker::new(
+        WorkerPorts {
+            queue: Arc::new(w.queue.clone()),
+            messages: Arc::new(w.messages.clone()),
+            emails: Arc::new(w.emails.clone()),
+            directory: Arc::new(w.directory.clone()),
+            connector: Arc::new(crate::testing::FixedConnector::new(platform)),
+            mailer: w.mailer.clone(),
+        },
+        WorkerSettings::default(),
+    );
+    let summary = tokio::time::timeout(
+        StdDuration::from_secs(10),
+        worker.run_once(NOW, &mut || 0.5),
+    )
+    .await
+    .expect("the fast job is not stuck behind the slow one")
+    .unwrap();
+    assert_eq!((summary.claimed, summary.completed), (2, 2));
+    for queued in [slow, fast] {
+        let message = w.stored(w.org.id, queued.bot_message_id).await;
+        assert_eq!(message.status(), MessageStatus::Delivered);
+    }
+}
