@@ -155,7 +155,7 @@ async fn admin_platform_commands_connect_show_map_and_disconnect_without_ever_pr
         .unwrap();
     assert_eq!(
         shown,
-        json!({"kind": "slack", "base_url": slack.base_url.clone()})
+        json!({"kind": "slack", "base_url": slack.base_url.clone(), "has_signing_secret": false})
     );
     let shown = admin(&app, AdminCommand::ShowPlatform { org }, &[KEY], b"")
         .await

@@ -28,5 +28,6 @@ mod operator;
 mod process;
 mod ratelimit;
 mod routes;
+mod slack_events;
 mod teams;
 mod tls;

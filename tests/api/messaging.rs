@@ -552,7 +552,10 @@ async fn the_operator_connects_a_platform_and_names_people_on_it() {
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!(r.body, json!({"kind": "slack", "base_url": null}));
+    assert_eq!(
+        r.body,
+        json!({"kind": "slack", "base_url": null, "has_signing_secret": false})
+    );
     let org = w.app.get_with_key("/v1/organization/", &w.admin_key).await;
     assert_eq!(org.body["platform"], "slack", "{}", org.text);
     let shown = w.app.operator("GET", &platform, None).await;

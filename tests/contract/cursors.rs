@@ -19,6 +19,7 @@ fn connection(org: teamcomm_kernel::OrgId, kind: PlatformKind) -> PlatformConnec
         kind,
         base_url: Some("https://chat.acme.test".into()),
         secret: PlatformSecret::new("bot-token-0123456789"),
+        signing_secret: None,
     }
 }
 

@@ -703,6 +703,7 @@ async fn a_connection_is_saved_replaced_and_removed(p: Ports) {
         kind: PlatformKind::Matrix,
         base_url: Some("https://matrix.acme.test".into()),
         secret: PlatformSecret::new("syt_bot_0123456789"),
+        signing_secret: None,
     };
     d.save_connection(&matrix).await.unwrap();
     // The reply poll's read: the organizations connected to Matrix.
@@ -720,6 +721,8 @@ async fn a_connection_is_saved_replaced_and_removed(p: Ports) {
         kind: PlatformKind::Slack,
         base_url: None,
         secret: PlatformSecret::new("xoxb-1-2-abc"),
+        // Reads back opened, as the Slack events route verifies with it.
+        signing_secret: Some(PlatformSecret::new("8f742231b10e8888abcd99yyyzzz85a5")),
     };
     d.save_connection(&slack).await.unwrap();
     assert_eq!(d.connection(acme.id).await.unwrap(), Some(slack));
@@ -828,6 +831,7 @@ mod postgres_only {
             kind: PlatformKind::Matrix,
             base_url: Some("https://matrix.acme.test".into()),
             secret: PlatformSecret::new(secret),
+            signing_secret: None,
         };
         p.messaging
             .directory
@@ -958,6 +962,7 @@ mod postgres_only {
                 kind: PlatformKind::Slack,
                 base_url: None,
                 secret: PlatformSecret::new("xoxb-1"),
+                signing_secret: None,
             })
             .await
             .unwrap();

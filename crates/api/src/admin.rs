@@ -273,6 +273,7 @@ impl AdminCommand {
                             kind,
                             base_url,
                             secret,
+                            signing_secret: None,
                         },
                     )
                     .await?;

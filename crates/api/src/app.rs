@@ -30,6 +30,7 @@ pub fn app(
         .into_utoipa_app()
         .configure(crate::routes::configure)
         .into_app()
+        .configure(crate::routes::integrations::configure)
         .service(docs_ui())
         .route("/docs", web::get().to(docs_redirect))
         .configure(|cfg| {

@@ -1,7 +1,8 @@
 //! Chat-platform adapters: the messaging domain's [`ChatPlatform`] port over the real platforms.
 //!
 //! - [`MatrixPlatform`]: the Matrix Client-Server API (v3) as a bot account on a homeserver.
-//! - [`SlackPlatform`]: the Slack Web API with a bot token.
+//! - [`SlackPlatform`]: the Slack Web API with a bot token; what Slack pushes (events, button
+//!   clicks) is read by [`slack_events`].
 //!
 //! Both take a [`reqwest::Client`]; [`http_client`] builds one with the timeouts they expect, and
 //! one client can serve every organization's adapter (it pools connections per host).
@@ -11,6 +12,7 @@
 mod http;
 mod matrix;
 mod slack;
+pub mod slack_events;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -26,6 +26,8 @@ pub struct NewPlatformConnection {
     pub base_url: Option<String>,
     /// The bot's token.
     pub secret: String,
+    /// Slack only: the app's signing secret (what Slack's pushes are verified with).
+    pub signing_secret: Option<String>,
 }
 
 impl std::fmt::Debug for NewPlatformConnection {
@@ -42,6 +44,8 @@ impl std::fmt::Debug for NewPlatformConnection {
 pub struct PlatformSummary {
     pub kind: PlatformKind,
     pub base_url: Option<String>,
+    /// Whether a signing secret is stored (Slack: its pushes are accepted).
+    pub has_signing_secret: bool,
 }
 
 impl From<&PlatformConnection> for PlatformSummary {
@@ -49,7 +53,22 @@ impl From<&PlatformConnection> for PlatformSummary {
         PlatformSummary {
             kind: c.kind,
             base_url: c.base_url.clone(),
+            has_signing_secret: c.signing_secret.is_some(),
         }
+    }
+}
+
+/// A platform secret's rule: 1 to [`MAX_PLATFORM_SECRET_LEN`] bytes without spaces. The
+/// message never repeats the secret.
+fn platform_secret(field: &str, secret: &str, message: &str) -> Result<PlatformSecret, Error> {
+    let secret = secret.trim();
+    if secret.is_empty()
+        || secret.len() > MAX_PLATFORM_SECRET_LEN
+        || secret.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        Err(Error::invalid_field(field, message.to_owned()))
+    } else {
+        Ok(PlatformSecret::new(secret))
     }
 }
 
@@ -69,7 +88,8 @@ impl PlatformConnectionService {
     /// Connects an existing organization (`not_found` otherwise), replacing its connection,
     /// and names the platform as the organization's (what `GET /v1/organization/` shows).
     /// Refuses (`params_validation_error`) an unknown `kind`, a Matrix connection without a
-    /// homeserver, a `base_url` that is not an http(s) URL, a blank secret or one with spaces.
+    /// homeserver, a `base_url` that is not an http(s) URL, a blank secret or one with spaces,
+    /// and a `signing_secret` on another platform than Slack (or blank, or with spaces).
     pub async fn connect(
         &self,
         org: OrgId,
@@ -92,20 +112,28 @@ impl PlatformConnectionService {
             None => Ok(None),
         };
         errors.note(&base_url);
-        let secret = new.secret.trim();
-        let secret = if secret.is_empty()
-            || secret.len() > MAX_PLATFORM_SECRET_LEN
-            || secret.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            // The message never repeats the secret.
-            Err(Error::invalid_field(
-                "secret",
-                "The platform token is 1 to 4096 characters without spaces.",
-            ))
-        } else {
-            Ok(PlatformSecret::new(secret))
-        };
+        let secret = platform_secret(
+            "secret",
+            &new.secret,
+            "The platform token is 1 to 4096 characters without spaces.",
+        );
         errors.note(&secret);
+        let signing_secret = match new.signing_secret.as_deref() {
+            None => Ok(None),
+            Some(_) if kind.as_ref().is_ok_and(|k| *k != PlatformKind::Slack) => {
+                Err(Error::invalid_field(
+                    "signing_secret",
+                    "Only a Slack connection has a signing secret.",
+                ))
+            }
+            Some(s) => platform_secret(
+                "signing_secret",
+                s,
+                "The signing secret is 1 to 4096 characters without spaces.",
+            )
+            .map(Some),
+        };
+        errors.note(&signing_secret);
         errors.finish()?;
 
         let kind = kind?;
@@ -115,6 +143,7 @@ impl PlatformConnectionService {
             kind,
             base_url: base_url?,
             secret: secret?,
+            signing_secret: signing_secret?,
         };
         self.directory.save_connection(&connection).await?;
         let named = OrganizationPatch::default().with_platform(Some(kind.as_str()))?;
@@ -139,6 +168,18 @@ impl PlatformConnectionService {
             .await?
             .as_ref()
             .map(PlatformSummary::from))
+    }
+
+    /// The signing secret of the organization's Slack connection, which what Slack pushes for
+    /// it is verified with; `None` when it is not connected to Slack or has no signing secret
+    /// (then nothing Slack pushes for it is accepted).
+    pub async fn slack_signing_secret(&self, org: OrgId) -> Result<Option<PlatformSecret>, Error> {
+        Ok(self
+            .directory
+            .connection(org)
+            .await?
+            .filter(|c| c.kind == PlatformKind::Slack)
+            .and_then(|c| c.signing_secret))
     }
 
     /// Names (or with `None` forgets) who a person of the organization is on its connected
@@ -199,6 +240,7 @@ mod tests {
             kind: "Slack".into(),
             base_url: None,
             secret: secret.into(),
+            signing_secret: None,
         }
     }
 
@@ -217,6 +259,7 @@ mod tests {
                     kind: "matrix".into(),
                     base_url: Some("http://127.0.0.1:8008/".into()),
                     secret: " syt_token ".into(),
+                    signing_secret: None,
                 },
             )
             .await
@@ -225,7 +268,8 @@ mod tests {
             summary,
             PlatformSummary {
                 kind: PlatformKind::Matrix,
-                base_url: Some("http://127.0.0.1:8008".into())
+                base_url: Some("http://127.0.0.1:8008".into()),
+                has_signing_secret: false,
             }
         );
         let stored = w.directory.connection(w.org.id).await.unwrap().unwrap();
@@ -246,6 +290,54 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_slack_connection_keeps_its_signing_secret_for_the_pushes() {
+        let w = World::new().await;
+        let service = service(&w);
+        let summary = service
+            .connect(
+                w.org.id,
+                &NewPlatformConnection {
+                    signing_secret: Some(" 8f742231b10e8888abcd99yyyzzz85a5 ".into()),
+                    ..slack("xoxb-1")
+                },
+            )
+            .await
+            .unwrap();
+        assert!(summary.has_signing_secret);
+        let signing = service.slack_signing_secret(w.org.id).await.unwrap();
+        assert_eq!(
+            signing.as_ref().map(PlatformSecret::expose),
+            Some("8f742231b10e8888abcd99yyyzzz85a5")
+        );
+        // Reconnecting without one forgets it: Slack's pushes are refused again.
+        let summary = service.connect(w.org.id, &slack("xoxb-1")).await.unwrap();
+        assert!(!summary.has_signing_secret);
+        assert_eq!(service.slack_signing_secret(w.org.id).await.unwrap(), None);
+        // Matrix has none.
+        let e = service
+            .connect(
+                w.org.id,
+                &NewPlatformConnection {
+                    kind: "matrix".into(),
+                    base_url: Some("http://127.0.0.1:8008".into()),
+                    secret: "syt".into(),
+                    signing_secret: Some("s3cret".into()),
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.field_errors().keys().collect::<Vec<_>>(),
+            ["signing_secret"]
+        );
+        assert!(!format!("{e:?}").contains("s3cret"));
+        assert_eq!(
+            service.slack_signing_secret(OrgId::new()).await.unwrap(),
+            None
+        );
+    }
+
+    #[tokio::test]
     async fn connections_are_checked_and_the_secret_is_never_repeated() {
         let w = World::new().await;
         let service = service(&w);
@@ -256,13 +348,14 @@ mod tests {
                     kind: "matrix".into(),
                     base_url: None,
                     secret: "xoxb secret with spaces".into(),
+                    signing_secret: Some("s".into()),
                 },
             )
             .await
             .unwrap_err();
         assert_eq!(
             e.field_errors().keys().collect::<Vec<_>>(),
-            ["base_url", "secret"]
+            ["base_url", "secret", "signing_secret"]
         );
         assert!(!format!("{e:?}").contains("xoxb"));
         let e = service
@@ -272,6 +365,7 @@ mod tests {
                     kind: "teams".into(),
                     base_url: Some("ftp://x".into()),
                     secret: "t".into(),
+                    signing_secret: None,
                 },
             )
             .await

@@ -95,6 +95,9 @@ pub struct PlatformConnection {
     /// configured base URL).
     pub base_url: Option<String>,
     pub secret: PlatformSecret,
+    /// Slack only: the app's signing secret, which signs what Slack pushes (events, button
+    /// clicks); without it nothing Slack pushes for the organization is accepted.
+    pub signing_secret: Option<PlatformSecret>,
 }
 
 /// Who the organization is on its chat platform.

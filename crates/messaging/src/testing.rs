@@ -332,6 +332,7 @@ impl InMemoryPlatformDirectory {
                 kind,
                 base_url: None,
                 secret: PlatformSecret::new("test-token"),
+                signing_secret: None,
             },
         );
     }

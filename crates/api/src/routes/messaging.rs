@@ -518,6 +518,11 @@ pub struct ConnectPlatformBody {
     base_url: Option<String>,
     /// The bot's token (Matrix access token, Slack `xoxb-…`): stored, never shown or logged.
     secret: String,
+    /// Slack only: the app's signing secret (Basic Information → App Credentials). With it the
+    /// organization's Slack events and button clicks are accepted at
+    /// `/integrations/slack/{uuid}/events/` and `/integrations/slack/{uuid}/interactivity/`;
+    /// stored sealed, never shown or logged.
+    signing_secret: Option<String>,
 }
 
 /// An organization's platform connection, without its secret.
@@ -526,6 +531,8 @@ pub struct PlatformConnectionView {
     /// `matrix` or `slack`.
     pub kind: &'static str,
     pub base_url: Option<String>,
+    /// Whether a signing secret is stored (Slack: its events and clicks are accepted).
+    pub has_signing_secret: bool,
 }
 
 impl From<&PlatformSummary> for PlatformConnectionView {
@@ -533,6 +540,7 @@ impl From<&PlatformSummary> for PlatformConnectionView {
         PlatformConnectionView {
             kind: s.kind.as_str(),
             base_url: s.base_url.clone(),
+            has_signing_secret: s.has_signing_secret,
         }
     }
 }
@@ -558,6 +566,7 @@ pub async fn connect_platform(
         kind,
         base_url,
         secret,
+        signing_secret,
     } = body.0;
     let summary = state
         .platforms
@@ -567,6 +576,7 @@ pub async fn connect_platform(
                 kind,
                 base_url,
                 secret,
+                signing_secret,
             },
         )
         .await?;

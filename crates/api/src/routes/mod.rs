@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod checkins;
 pub mod forms;
 pub mod health;
+pub mod integrations;
 pub mod invitations;
 pub mod kudos;
 pub mod labels;

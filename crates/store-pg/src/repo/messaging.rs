@@ -22,7 +22,7 @@ use teamcomm_messaging::message::{
 };
 use teamcomm_messaging::platform::{BotAppearance, Button, ButtonKind, PlatformKind, SentMessage};
 use teamcomm_messaging::ports::{
-    EmailRepository, MessageRepository, PlatformConnection, PlatformDirectory,
+    EmailRepository, MessageRepository, PlatformConnection, PlatformDirectory, PlatformSecret,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -801,30 +801,65 @@ fn platform_kind_from(column: &str, kind: &str) -> Result<PlatformKind, RepoErro
     PlatformKind::parse(kind).ok_or_else(|| unknown_value(column, kind))
 }
 
+/// What a sealed signing secret's plaintext starts with: the bot token sealed for the same
+/// organization and kind, moved into `sealed_signing_secret`, does not open as one.
+const SIGNING_SECRET_PURPOSE: &str = "signing-secret:";
+
+fn seal_signing_secret(
+    key: &PlatformSecretKey,
+    org: OrgId,
+    kind: PlatformKind,
+    signing: &PlatformSecret,
+) -> Result<Vec<u8>, RepoError> {
+    let marked = PlatformSecret::new(format!("{SIGNING_SECRET_PURPOSE}{}", signing.expose()));
+    key.seal(org, kind, &marked)
+}
+
+fn open_signing_secret(
+    key: &PlatformSecretKey,
+    org: OrgId,
+    kind: PlatformKind,
+    sealed: &[u8],
+) -> Result<PlatformSecret, RepoError> {
+    let marked = key.open(org, kind, sealed)?;
+    marked
+        .expose()
+        .strip_prefix(SIGNING_SECRET_PURPOSE)
+        .map(PlatformSecret::new)
+        .ok_or_else(|| RepoError::Other("the sealed signing secret is not one".into()))
+}
+
 #[async_trait]
 impl PlatformDirectory for PgPlatformDirectory {
     async fn connection(&self, org: OrgId) -> Result<Option<PlatformConnection>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let row: Option<(String, Option<String>, Vec<u8>)> = platform_connections::table
-            .filter(platform_connections::organization_id.eq(org.0))
-            .select((
-                platform_connections::kind,
-                platform_connections::base_url,
-                platform_connections::sealed_secret,
-            ))
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(db_error)?;
-        let Some((kind, base_url, sealed_secret)) = row else {
+        let row: Option<(String, Option<String>, Vec<u8>, Option<Vec<u8>>)> =
+            platform_connections::table
+                .filter(platform_connections::organization_id.eq(org.0))
+                .select((
+                    platform_connections::kind,
+                    platform_connections::base_url,
+                    platform_connections::sealed_secret,
+                    platform_connections::sealed_signing_secret,
+                ))
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db_error)?;
+        let Some((kind, base_url, sealed_secret, sealed_signing_secret)) = row else {
             return Ok(None);
         };
         let kind = platform_kind_from("platform_connections.kind", &kind)?;
+        let signing_secret = match sealed_signing_secret {
+            Some(sealed) => Some(open_signing_secret(&self.key, org, kind, &sealed)?),
+            None => None,
+        };
         Ok(Some(PlatformConnection {
             org_id: org,
             kind,
             base_url,
             secret: self.key.open(org, kind, &sealed_secret)?,
+            signing_secret,
         }))
     }
 
@@ -871,6 +906,15 @@ impl PlatformDirectory for PgPlatformDirectory {
     async fn save_connection(&self, connection: &PlatformConnection) -> Result<(), RepoError> {
         let org = connection.org_id;
         let sealed_secret = self.key.seal(org, connection.kind, &connection.secret)?;
+        let sealed_signing_secret = match &connection.signing_secret {
+            Some(signing) => Some(seal_signing_secret(
+                &self.key,
+                org,
+                connection.kind,
+                signing,
+            )?),
+            None => None,
+        };
         let mut conn = self.db.conn().await?;
         diesel::insert_into(platform_connections::table)
             .values((
@@ -878,6 +922,7 @@ impl PlatformDirectory for PgPlatformDirectory {
                 platform_connections::kind.eq(connection.kind.as_str()),
                 platform_connections::base_url.eq(&connection.base_url),
                 platform_connections::sealed_secret.eq(&sealed_secret),
+                platform_connections::sealed_signing_secret.eq(&sealed_signing_secret),
             ))
             .on_conflict(platform_connections::organization_id)
             .do_update()
@@ -886,6 +931,8 @@ impl PlatformDirectory for PgPlatformDirectory {
                 platform_connections::base_url.eq(excluded(platform_connections::base_url)),
                 platform_connections::sealed_secret
                     .eq(excluded(platform_connections::sealed_secret)),
+                platform_connections::sealed_signing_secret
+                    .eq(excluded(platform_connections::sealed_signing_secret)),
                 platform_connections::updated_at.eq(now),
             ))
             .execute(&mut conn)

@@ -64,6 +64,7 @@ diesel::table! {
         sealed_secret -> Bytea,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        sealed_signing_secret -> Nullable<Bytea>,
     }
 }
 

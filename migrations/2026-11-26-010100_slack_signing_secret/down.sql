@@ -1,0 +1,1 @@
+ALTER TABLE platform_connections DROP COLUMN sealed_signing_secret;
