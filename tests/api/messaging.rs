@@ -858,3 +858,197 @@ async fn report_channels_list_the_rooms_the_matrix_bot_is_in() {
     let r = checkin_reporting_to(&w, &member, &room).await;
     assert_eq!(r.status, 201, "{}", r.text);
 }
+
+impl World {
+    async fn email(&self, id: &str, key: &str) -> Resp {
+        self.app
+            .get_with_key(&format!("/v1/emails/{id}/"), key)
+            .await
+    }
+
+    /// A new API key of this person.
+    async fn key_of(&self, user: &str) -> String {
+        let session = self.app.session(user).await;
+        self.app.create_key(&session, json!({"name": "k"})).await.1
+    }
+
+    /// A person of the organization with this e-mail address.
+    async fn person_at(&self, email: &str) -> String {
+        let r = self
+            .app
+            .operator(
+                "POST",
+                &format!("/operator/v1/organizations/{}/users/", self.org),
+                Some(json!({"email": email, "first_name": "Mail", "last_name": "Test", "role": "member"})),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.body["uuid"].as_str().unwrap().to_owned()
+    }
+}
+
+#[actix_web::test]
+async fn an_emails_status_is_shown_to_its_sender_and_admins_of_its_organization_only() {
+    let w = world().await;
+    let (member, other) = (
+        w.app.create_user(&w.org, "member").await,
+        w.app.create_user(&w.org, "member").await,
+    );
+    let member_key = w.key_of(&member).await;
+    let r = w
+        .post(
+            "/v1/send-email/",
+            &member_key,
+            json!({"users_uuids": [other], "email_subject": "Lunch", "email_content": "At noon"}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let id = r.body["email_ids"][0].as_str().unwrap().to_owned();
+
+    let shown = w.email(&id, &member_key).await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    assert!(shown.body["created_at"].is_string(), "{}", shown.text);
+    let mut expected = json!({
+        "id": id, "status": "queued", "reason": null, "sender_uuid": member,
+        "recipient_uuid": other, "subject": "Lunch", "created_at": shown.body["created_at"],
+    });
+    assert_eq!(shown.body, expected);
+    assert_eq!(w.email(&id, &w.admin_key).await.body, expected);
+
+    // Without a relay it fails for good, saying why.
+    w.app.state.deliver_due().await.unwrap();
+    expected["status"] = json!("failed");
+    expected["reason"] = json!("mail_refused");
+    assert_eq!(w.email(&id, &member_key).await.body, expected);
+
+    // Its recipient, another organization's admin, an id that is none: not found.
+    let other_key = w.key_of(&other).await;
+    let (_, _, _, outsider_key) = w.app.org_with_admin_key("business").await;
+    for (id, key) in [
+        (id.as_str(), other_key.as_str()),
+        (id.as_str(), outsider_key.as_str()),
+        ("not-an-id", w.admin_key.as_str()),
+        (&uuid::Uuid::new_v4().to_string(), w.admin_key.as_str()),
+    ] {
+        w.email(id, key).await.assert_error(404, "not_found");
+    }
+}
+
+/// aiosmtpd on loopback (the mail adapter's sink, `crates/mail/tests/fixtures/smtp_sink.py`),
+/// stopped when dropped; `None` (with a note) when `TEAMCOMM_TEST_SMTP_PYTHON` is unset.
+struct SmtpSink {
+    child: std::process::Child,
+    port: u16,
+    maildir: std::path::PathBuf,
+}
+
+impl SmtpSink {
+    fn start() -> Option<SmtpSink> {
+        use std::io::BufRead;
+        let Some(python) = std::env::var_os("TEAMCOMM_TEST_SMTP_PYTHON").filter(|p| !p.is_empty())
+        else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "TEAMCOMM_TEST_SMTP_PYTHON is required on CI"
+            );
+            println!("note: real-SMTP test skipped: TEAMCOMM_TEST_SMTP_PYTHON is not set");
+            return None;
+        };
+        let maildir =
+            std::env::temp_dir().join(format!("teamcomm-api-mail-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&maildir).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/mail/tests/fixtures/smtp_sink.py");
+        let mut child = std::process::Command::new(python)
+            .arg(fixture)
+            .args(["--port", &port.to_string()])
+            .arg("--maildir")
+            .arg(&maildir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the SMTP sink");
+        let mut ready = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut ready)
+            .unwrap();
+        assert_eq!(ready.trim(), "ready", "the SMTP sink did not start");
+        Some(SmtpSink {
+            child,
+            port,
+            maildir,
+        })
+    }
+
+    fn received(&self) -> usize {
+        std::fs::read_dir(&self.maildir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("eml".as_ref()))
+            .count()
+    }
+}
+
+impl Drop for SmtpSink {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.maildir);
+    }
+}
+
+#[actix_web::test]
+async fn through_a_real_relay_an_email_ends_sent_or_failed_with_the_reason() {
+    let Some(sink) = SmtpSink::start() else {
+        return;
+    };
+    let app = TestApp::builder()
+        .var(
+            "TEAMCOMM_SMTP_URL",
+            &format!("smtp://127.0.0.1:{}", sink.port),
+        )
+        .var("TEAMCOMM_MAIL_FROM", "Teamcomm <noreply@teamcomm.test>")
+        .spawn()
+        .await;
+    let w = world_with(app).await;
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let (ok, refused) = (
+        w.person_at(&format!("ok-{tag}@example.com")).await,
+        w.person_at(&format!("reject-{tag}@example.com")).await,
+    );
+    let r = w
+        .post(
+            "/v1/send-email/",
+            &w.admin_key,
+            json!({"users_uuids": [ok, refused], "email_subject": "Hi", "email_content": "<p>Hello</p>"}),
+        )
+        .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let ids: Vec<String> = serde_json::from_value(r.body["email_ids"].clone()).unwrap();
+    w.app.state.deliver_due().await.unwrap();
+
+    let sent = w.email(&ids[0], &w.admin_key).await;
+    assert_eq!(
+        (
+            &sent.body["status"],
+            &sent.body["reason"],
+            &sent.body["recipient_uuid"]
+        ),
+        (&json!("sent"), &Value::Null, &json!(ok)),
+        "{}",
+        sent.text
+    );
+    let failed = w.email(&ids[1], &w.admin_key).await;
+    assert_eq!(
+        (&failed.body["status"], &failed.body["reason"]),
+        (&json!("failed"), &json!("mail_refused")),
+        "{}",
+        failed.text
+    );
+    assert_eq!(sink.received(), 1);
+}

@@ -229,6 +229,18 @@ impl EmailService {
             email_ids: emails.iter().map(|e| e.id).collect(),
         })
     }
+
+    /// An e-mail of the actor's organization and where it stands. Its sender and admins see
+    /// it; for anyone else, as for another organization's or an id that is not one, 404 (the
+    /// rule of bot messages).
+    pub async fn get_email(&self, actor: &User, id: &str) -> Result<Email, Error> {
+        let id = Uuid::parse_str(id).map_err(|_| Error::not_found())?;
+        let email = self.emails.get_email(actor.org_id, id).await?;
+        if email.sender != actor.id && !actor.role.is_admin() {
+            return Err(Error::not_found());
+        }
+        Ok(email)
+    }
 }
 
 /// The e-mail carrying a one-time login code (the CLI login's `POST /v1/cli/auth/...`).
@@ -394,5 +406,35 @@ mod tests {
             send_login_code(&mailer, "ada@acme.test", "1", 10).await,
             Err(MailError::Temporary("421".into()))
         );
+    }
+
+    #[tokio::test]
+    async fn an_email_is_seen_by_its_sender_and_admins_of_its_organization_only() {
+        let w = World::new().await;
+        let service = w.email();
+        let queued = service
+            .send_email(&w.member, request(&[&w.teammate]))
+            .await
+            .unwrap();
+        let id = queued.email_ids[0].to_string();
+        for reader in [&w.member, &w.admin] {
+            let email = service.get_email(reader, &id).await.unwrap();
+            assert_eq!(
+                (email.id, email.status, email.recipient),
+                (queued.email_ids[0], EmailStatus::Queued, w.teammate.id)
+            );
+        }
+        for (reader, id) in [
+            (&w.teammate, id.as_str()),
+            (&w.outsider, id.as_str()),
+            (&w.admin, "not-an-id"),
+            (&w.admin, "0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b"),
+        ] {
+            assert_eq!(
+                code(service.get_email(reader, id).await),
+                ErrorCode::NotFound,
+                "{id}"
+            );
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Messaging: bot messages on the organization's chat platform (`POST /v1/send-message/`, their
 //! status at `GET /v1/messages/{id}/`), group conversations (`POST /v1/open-conversation/`),
-//! e-mail (`POST /v1/send-email/`), and the operator's platform connection and people's platform
+//! e-mail (`POST /v1/send-email/`, each e-mail's status at `GET /v1/emails/{id}/`), and the operator's platform connection and people's platform
 //! identities. Sends answer 202 once durably queued; the delivery worker sends them. Rules in
 //! `teamcomm_messaging` (`MessagingService`, `EmailService`, `PlatformConnectionService`).
 
@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use teamcomm_kernel::{OrgId, UserId};
 use teamcomm_keys::CredentialKind;
 use teamcomm_messaging::connections::{NewPlatformConnection, PlatformSummary};
+use teamcomm_messaging::email::{Email, EmailStatus};
 use teamcomm_messaging::message::{DeliveryStatus, DeliveryTarget, Message, MessageKind};
 use teamcomm_messaging::request::{
     ButtonInput, ChannelTargetInput, PlatformSettings, SendMessageRequest, ThreadResponseInput,
@@ -475,7 +476,7 @@ pub struct EmailsQueuedView {
     tag = "messaging",
     request_body = SendEmailBody,
     responses(
-        (status = 202, description = "Queued; the delivery worker sends each through the server's SMTP relay (`TEAMCOMM_SMTP_URL`; without one, each e-mail's job ends failed)", body = EmailsQueuedView),
+        (status = 202, description = "Queued; the delivery worker sends each through the server's SMTP relay (`TEAMCOMM_SMTP_URL`; without one, each e-mail ends `failed` `mail_refused`). Read where each stands at `GET /v1/emails/{id}/`", body = EmailsQueuedView),
         (status = 400, description = "`params_validation_error`, `one_or_more_users_not_found` (`extra.users`)", body = ErrorBody),
     )
 )]
@@ -504,6 +505,59 @@ pub async fn send_email(
     Ok(HttpResponse::Accepted().json(EmailsQueuedView {
         email_ids: queued.email_ids.iter().map(ToString::to_string).collect(),
     }))
+}
+
+/// An e-mail sent through the API and where it stands.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailView {
+    /// One of the `email_ids` of `POST /v1/send-email/`.
+    pub id: String,
+    /// `queued` until the mail server accepts it (`sent`) or it fails for good (`failed`).
+    pub status: &'static str,
+    /// Why it failed: `mail_refused` (the relay refused it for good, or none is configured) or
+    /// `attempts_exhausted` (every attempt allowed met a temporary refusal).
+    pub reason: Option<&'static str>,
+    /// The person whose credential sent it.
+    pub sender_uuid: String,
+    /// The person it is addressed to.
+    pub recipient_uuid: String,
+    pub subject: String,
+    pub created_at: String,
+}
+
+impl From<&Email> for EmailView {
+    fn from(e: &Email) -> Self {
+        EmailView {
+            id: e.id.to_string(),
+            status: e.status.as_str(),
+            reason: match e.status {
+                EmailStatus::Failed(reason) => Some(reason.as_str()),
+                EmailStatus::Queued | EmailStatus::Sent => None,
+            },
+            sender_uuid: e.sender.to_string(),
+            recipient_uuid: e.recipient.to_string(),
+            subject: e.subject.clone(),
+            created_at: iso(e.created_at),
+        }
+    }
+}
+
+#[utoipa::path(
+    tag = "messaging",
+    params(("id" = String, Path, description = "One of the `email_ids` of a send-email")),
+    responses(
+        (status = 200, description = "The e-mail and where it stands (ours: not in the vendor's API). Its sender and admins see it", body = EmailView),
+        (status = 404, description = "Not an e-mail of the organization the caller may see", body = ErrorBody),
+    )
+)]
+#[get("/v1/emails/{id}/")]
+pub async fn get_email(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let email = state.emails.get_email(caller.user(), &id).await?;
+    Ok(HttpResponse::Ok().json(EmailView::from(&email)))
 }
 
 /// Body of `PUT /operator/v1/organizations/{uuid}/platform/`.

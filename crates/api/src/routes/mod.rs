@@ -164,6 +164,8 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(messaging::get_message, P::read())
         .add(messaging::open_conversation, P::api(Messaging).admin_only())
         .add(messaging::send_email, P::api(Email).cli_on_any_plan())
+        // Like send-email, on any plan for a CLI session: who may send may read the outcome.
+        .add(messaging::get_email, P::read().cli_on_any_plan())
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())
