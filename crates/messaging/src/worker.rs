@@ -137,7 +137,7 @@ impl DeliveryWorker {
         now: OffsetDateTime,
         jitter: JitterSource<'_>,
     ) -> Result<RunSummary, RepoError> {
-        use futures_util::stream::{self, StreamExt};
+        use futures_util::stream::{FuturesUnordered, StreamExt};
 
         let jobs = self
             .ports
@@ -151,11 +151,21 @@ impl DeliveryWorker {
             .await?;
         // Drawn up front: the source is not shared between jobs running together.
         let draws: Vec<f64> = jobs.iter().map(|_| jitter()).collect();
-        let settled: Vec<Result<Settled, RepoError>> = stream::iter(jobs.iter().zip(draws))
-            .map(|(job, draw)| self.run_job(job, now, draw))
-            .buffer_unordered(self.settings.concurrency.max(1))
-            .collect()
-            .await;
+        // A window of `concurrency` jobs, the next started as one ends. (Not
+        // `stream::map(..).buffer_unordered(..)`: a closure returning a borrowing future makes
+        // the pass's future not `Send` for every lifetime, and the server spawns it.)
+        let mut waiting = jobs.iter().zip(draws);
+        let mut running = FuturesUnordered::new();
+        for (job, draw) in waiting.by_ref().take(self.settings.concurrency.max(1)) {
+            running.push(self.run_job(job, now, draw));
+        }
+        let mut settled = Vec::with_capacity(jobs.len());
+        while let Some(result) = running.next().await {
+            settled.push(result);
+            if let Some((job, draw)) = waiting.next() {
+                running.push(self.run_job(job, now, draw));
+            }
+        }
         let mut summary = RunSummary {
             claimed: jobs.len(),
             ..RunSummary::default()

@@ -764,3 +764,19 @@ async fn the_jobs_of_a_pass_run_together_so_a_slow_send_holds_up_only_its_own() 
         assert_eq!(message.status(), MessageStatus::Delivered);
     }
 }
+
+#[tokio::test]
+async fn a_pass_can_run_on_a_spawned_task() {
+    // The server spawns its delivery loop: a pass's future must be `Send` for any lifetime.
+    let w = World::new().await;
+    send(&w, to(&["mia@acme.test"], &[])).await;
+    let worker = w.worker();
+    let summary = tokio::spawn(async move {
+        let mut jitter = || 0.5;
+        worker.run_once(NOW, &mut jitter).await
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!((summary.claimed, summary.completed), (1, 1));
+}
