@@ -117,6 +117,7 @@ async fn admin_platform_commands_connect_show_map_and_disconnect_without_ever_pr
         base_url: Some(slack.base_url.clone()),
         secret_env: secret_env.map(str::to_owned),
         secret_stdin,
+        signing_secret_env: None,
     };
 
     // Without the server's key nothing is sealed.
@@ -162,6 +163,35 @@ async fn admin_platform_commands_connect_show_map_and_disconnect_without_ever_pr
         .unwrap();
     assert!(!shown.to_string().contains("xoxb"), "{shown}");
     assert_eq!(shown["kind"], "slack");
+    // A Slack signing secret comes from a named variable too.
+    let signed_connect = || AdminCommand::ConnectPlatform {
+        org,
+        kind: "slack".into(),
+        base_url: Some(slack.base_url.clone()),
+        secret_env: Some("BOT".into()),
+        secret_stdin: false,
+        signing_secret_env: Some("SIGNING".into()),
+    };
+    let signed = signed_connect();
+    let e = admin(&app, signed, &[KEY, ("BOT", "xoxb-test")], b"")
+        .await
+        .unwrap_err();
+    assert!(e.detail().contains("SIGNING is not set"), "{e:?}");
+    let signed = signed_connect();
+    let shown = admin(
+        &app,
+        signed,
+        &[
+            KEY,
+            ("BOT", "xoxb-test"),
+            ("SIGNING", "8f742231b10e8888abcd99yyyzzz85a5"),
+        ],
+        b"",
+    )
+    .await
+    .unwrap();
+    assert_eq!(shown["has_signing_secret"], true, "{shown}");
+    assert!(!shown.to_string().contains("8f742231"), "{shown}");
     // What was sealed is what the server unseals: it reaches Slack with the token.
     let r = app.get_with_key("/v1/report-channels/", &admin_key).await;
     assert_eq!(r.body["channels"][0]["id"], "C-OPS", "{}", r.text);

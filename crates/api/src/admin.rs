@@ -120,6 +120,10 @@ pub enum AdminCommand {
         /// Read the bot token from standard input (surrounding whitespace ignored).
         #[arg(long)]
         secret_stdin: bool,
+        /// Slack only: read the app's signing secret (which lets the organization's Slack
+        /// events and clicks in) from this environment variable.
+        #[arg(long, value_name = "VAR")]
+        signing_secret_env: Option<String>,
     },
     /// Show an organization's platform connection (never its secret; needs
     /// TEAMCOMM_PLATFORM_SECRET_KEY of the server).
@@ -263,7 +267,17 @@ impl AdminCommand {
                 base_url,
                 secret_env,
                 secret_stdin,
+                signing_secret_env,
             } => {
+                let signing_secret = match signing_secret_env {
+                    Some(name) => Some((inputs.var)(&name).ok_or_else(|| {
+                        Error::new(
+                            ErrorCode::ParamsValidationError,
+                            format!("The environment variable {name} is not set."),
+                        )
+                    })?),
+                    None => None,
+                };
                 let secret = read_secret(secret_env.as_deref(), secret_stdin, inputs)?;
                 let summary = state
                     .platforms
@@ -273,7 +287,7 @@ impl AdminCommand {
                             kind,
                             base_url,
                             secret,
-                            signing_secret: None,
+                            signing_secret,
                         },
                     )
                     .await?;
