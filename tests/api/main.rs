@@ -1,6 +1,7 @@
 //! Black-box API tests: the real app over HTTP against a fresh Postgres database per test.
 
 mod admin;
+mod agents;
 mod api_keys;
 mod auth;
 mod catalog;

@@ -470,8 +470,13 @@ async fn kill_9_while_sending_loses_no_message() {
     let setup = TestApp::spawn().await;
     let (org, _, _, key) = setup.org_with_admin_key("business").await;
     let slack = Slack::start(Gate::Held, Duration::from_millis(20));
-    // A 2-second lease: the jobs the killed server held are claimed again that soon.
-    let lease = [("TEAMCOMM_WORKER_LEASE_SECS", "2")];
+    // A 2-second lease: the jobs the killed server held are claimed again that soon. One job
+    // at a time, so exactly one post is in flight when the server dies and the others of its
+    // pass are claimed and not reached (with several at once, each would be in flight).
+    let lease = [
+        ("TEAMCOMM_WORKER_LEASE_SECS", "2"),
+        ("TEAMCOMM_WORKER_CONCURRENCY", "1"),
+    ];
 
     let mut a = Server::start(&setup, &lease).await;
     slack.watch(&a);

@@ -73,6 +73,8 @@ pub struct Settings {
     /// How long a claimed job is its worker's before another may claim it again (a worker that
     /// died mid-pass holds its jobs this long); longer than a pass of 20 jobs may take.
     pub worker_lease: Duration,
+    /// How many jobs of a delivery pass run at once.
+    pub worker_concurrency: usize,
     /// How often the check-in engine runs a pass (opens due rounds, reminds, reports).
     pub checkin_tick: Duration,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
@@ -112,6 +114,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
     "TEAMCOMM_WORKER_TICK_MS",
     "TEAMCOMM_WORKER_LEASE_SECS",
+    "TEAMCOMM_WORKER_CONCURRENCY",
     "TEAMCOMM_CHECKIN_TICK_SECS",
     "TEAMCOMM_SMTP_URL",
     "TEAMCOMM_MAIL_FROM",
@@ -331,6 +334,7 @@ impl Settings {
             usage_flush_interval: secs("TEAMCOMM_USAGE_FLUSH_SECS", 10, 1, 3600)?,
             worker_tick,
             worker_lease: secs("TEAMCOMM_WORKER_LEASE_SECS", 300, 1, 24 * 3600)?,
+            worker_concurrency: count("TEAMCOMM_WORKER_CONCURRENCY", 8, 64)?,
             checkin_tick: secs("TEAMCOMM_CHECKIN_TICK_SECS", 30, 1, 3600)?,
             smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
@@ -490,6 +494,7 @@ mod tests {
             ("TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES", "lots"),
             ("TEAMCOMM_WORKER_TICK_MS", "0"),
             ("TEAMCOMM_WORKER_LEASE_SECS", "0"),
+            ("TEAMCOMM_WORKER_CONCURRENCY", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "3601"),
             ("TEAMCOMM_PLATFORM_SECRET_KEY", "short"),

@@ -158,6 +158,7 @@ impl AppState {
             WorkerSettings {
                 lease: time::Duration::try_from(settings.worker_lease)
                     .expect("TEAMCOMM_WORKER_LEASE_SECS is at most a day"),
+                concurrency: settings.worker_concurrency,
                 ..WorkerSettings::default()
             },
         );

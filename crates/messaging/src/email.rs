@@ -104,6 +104,50 @@ pub struct EmailsQueued {
     pub email_ids: Vec<Uuid>,
 }
 
+/// The body of `POST /v1/agent-email/send/` (the vendor CLI's `agent email send`), as sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentEmailRequest {
+    /// The agent the e-mail is sent for.
+    pub agent_name: String,
+    /// Addresses as typed.
+    pub to: Vec<String>,
+    pub subject: String,
+    pub body_html: String,
+}
+
+/// What `send_agent_email` did: e-mails queued to the addresses that are people of the
+/// organization, out of the distinct addresses given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentEmailQueued {
+    pub sent_count: usize,
+    pub total_recipients: usize,
+    /// Where replies go: nowhere yet (the service reads no mail), so `None`.
+    pub reply_to: Option<String>,
+    pub email_ids: Vec<Uuid>,
+}
+
+/// The longest agent name, in characters.
+pub const MAX_AGENT_NAME_CHARS: usize = 100;
+
+/// The subject rule of every send: one line of text.
+fn checked_subject(field: &str, subject: &str) -> Result<String, Error> {
+    text::name(field, subject, MAX_EMAIL_SUBJECT_CHARS)
+}
+
+/// The content rule of every send: not blank, at most [`MAX_EMAIL_CONTENT_BYTES`].
+fn checked_content(field: &str, content: &str) -> Result<(), Error> {
+    if content.trim().is_empty() {
+        Err(Error::invalid_field(field, "This field may not be blank."))
+    } else if content.len() > MAX_EMAIL_CONTENT_BYTES {
+        Err(Error::invalid_field(
+            field,
+            format!("The content holds at most {MAX_EMAIL_CONTENT_BYTES} bytes."),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// E-mail to people of the actor's organization.
 #[derive(Clone)]
 pub struct EmailService {
@@ -148,25 +192,9 @@ impl EmailService {
             Ok(())
         };
         errors.note(&recipients_given);
-        let subject = text::name(
-            "email_subject",
-            &request.email_subject,
-            MAX_EMAIL_SUBJECT_CHARS,
-        );
+        let subject = checked_subject("email_subject", &request.email_subject);
         errors.note(&subject);
-        let content = if request.email_content.trim().is_empty() {
-            Err(Error::invalid_field(
-                "email_content",
-                "This field may not be blank.",
-            ))
-        } else if request.email_content.len() > MAX_EMAIL_CONTENT_BYTES {
-            Err(Error::invalid_field(
-                "email_content",
-                format!("The content holds at most {MAX_EMAIL_CONTENT_BYTES} bytes."),
-            ))
-        } else {
-            Ok(())
-        };
+        let content = checked_content("email_content", &request.email_content);
         errors.note(&content);
         errors.finish()?;
         let subject = subject?;
@@ -193,7 +221,81 @@ impl EmailService {
             .with_extra("users", unknown));
         }
 
-        let (html, text) = mail_bodies(&request.email_content);
+        self.queue(actor, recipients, subject, &request.email_content)
+            .await
+    }
+
+    /// Queues an e-mail an agent sends: to each distinct address given that is an active
+    /// person of the actor's organization; other addresses are counted and skipped (the service
+    /// is no open relay), which the answer shows as `sent_count` below `total_recipients`.
+    /// `agent_name` is one line of text; at least one and at most [`MAX_EMAIL_RECIPIENTS`]
+    /// addresses, each a well-formed one; the subject and body follow `send_email`'s rules.
+    pub async fn send_agent_email(
+        &self,
+        actor: &User,
+        request: AgentEmailRequest,
+    ) -> Result<AgentEmailQueued, Error> {
+        let mut errors = teamcomm_kernel::FieldErrors::new();
+        let agent = text::name("agent_name", &request.agent_name, MAX_AGENT_NAME_CHARS);
+        errors.note(&agent);
+        let mut addresses: Vec<String> = Vec::new();
+        let to = if request.to.is_empty() {
+            Err(Error::invalid_field("to", "Name at least one address."))
+        } else if request.to.len() > MAX_EMAIL_RECIPIENTS {
+            Err(Error::invalid_field(
+                "to",
+                format!("Send to at most {MAX_EMAIL_RECIPIENTS} addresses at once."),
+            ))
+        } else {
+            request.to.iter().try_for_each(|raw| {
+                let address = teamcomm_org::normalize_email(raw).ok_or_else(|| {
+                    Error::invalid_field("to", format!("'{raw}' is not an e-mail address."))
+                })?;
+                if !addresses.contains(&address) {
+                    addresses.push(address);
+                }
+                Ok(())
+            })
+        };
+        errors.note(&to);
+        let subject = checked_subject("subject", &request.subject);
+        errors.note(&subject);
+        let content = checked_content("body_html", &request.body_html);
+        errors.note(&content);
+        errors.finish()?;
+
+        let mut recipients = self
+            .people
+            .find_users_by_email(actor.org_id, &addresses)
+            .await?;
+        recipients.retain(|u| u.is_active);
+        let total_recipients = addresses.len();
+        let queued = self
+            .queue(actor, recipients, subject?, &request.body_html)
+            .await?;
+        Ok(AgentEmailQueued {
+            sent_count: queued.email_ids.len(),
+            total_recipients,
+            reply_to: None,
+            email_ids: queued.email_ids,
+        })
+    }
+
+    /// One e-mail per recipient, each with its job, written together.
+    async fn queue(
+        &self,
+        actor: &User,
+        recipients: Vec<User>,
+        subject: String,
+        content: &str,
+    ) -> Result<EmailsQueued, Error> {
+        if recipients.is_empty() {
+            return Ok(EmailsQueued {
+                email_ids: Vec::new(),
+            });
+        }
+        let org = actor.org_id;
+        let (html, text) = mail_bodies(content);
         let now = self.clock.now();
         let emails: Vec<Email> = recipients
             .into_iter()
@@ -436,5 +538,97 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    fn agent_request(to: &[&str]) -> AgentEmailRequest {
+        AgentEmailRequest {
+            agent_name: "Claude Code".into(),
+            to: to.iter().map(|a| (*a).to_owned()).collect(),
+            subject: "Build passed".into(),
+            body_html: "<p>All green.</p>".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_agent_mails_people_of_the_organization_and_counts_the_others() {
+        let w = World::new().await;
+        let queued = w
+            .email()
+            .send_agent_email(
+                &w.member,
+                agent_request(&[
+                    " MIA@acme.test",
+                    "tom@acme.test",
+                    "mia@acme.test",
+                    "ivy@acme.test",
+                    "otto@globex.test",
+                    "someone@example.com",
+                ]),
+            )
+            .await
+            .unwrap();
+        // Mia once, Tom; not the inactive Ivy, another organization's Otto, or a stranger.
+        assert_eq!(
+            (queued.sent_count, queued.total_recipients, queued.reply_to),
+            (2, 5, None)
+        );
+        let emails = w.emails.all();
+        assert_eq!(
+            emails
+                .iter()
+                .map(|e| (e.to.address.as_str(), e.sender, e.subject.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                ("mia@acme.test", w.member.id, "Build passed"),
+                ("tom@acme.test", w.member.id, "Build passed")
+            ]
+        );
+        assert_eq!(
+            emails.iter().map(|e| e.id).collect::<Vec<_>>(),
+            queued.email_ids
+        );
+        assert_eq!(emails[0].text, "All green.");
+        assert_eq!(w.jobs().len(), 2);
+
+        // Nobody of the organization: nothing queued, and that is not an error.
+        let none = w
+            .email()
+            .send_agent_email(&w.member, agent_request(&["someone@example.com"]))
+            .await
+            .unwrap();
+        assert_eq!((none.sent_count, none.total_recipients), (0, 1));
+        assert_eq!(w.jobs().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_agent_email_names_every_bad_field() {
+        let w = World::new().await;
+        let service = w.email();
+        let bad = AgentEmailRequest {
+            agent_name: " ".into(),
+            to: vec!["not an address".into()],
+            subject: "two\nlines".into(),
+            body_html: "   ".into(),
+        };
+        let e = service.send_agent_email(&w.admin, bad).await.unwrap_err();
+        let fields = e.field_errors();
+        for field in ["agent_name", "to", "subject", "body_html"] {
+            assert!(fields.contains_key(field), "{field}: {fields:?}");
+        }
+        let e = service
+            .send_agent_email(&w.admin, agent_request(&[]))
+            .await
+            .unwrap_err();
+        assert!(e.field_errors().contains_key("to"));
+        let many: Vec<String> = (0..=MAX_EMAIL_RECIPIENTS)
+            .map(|n| format!("p{n}@acme.test"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let e = service
+            .send_agent_email(&w.admin, agent_request(&many))
+            .await
+            .unwrap_err();
+        assert!(e.field_errors().contains_key("to"));
+        assert!(w.jobs().is_empty(), "nothing queued on a refusal");
     }
 }

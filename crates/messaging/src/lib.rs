@@ -22,7 +22,7 @@ pub mod testing;
 pub mod worker;
 
 pub use connections::PlatformConnectionService;
-pub use email::{EmailService, SendEmailRequest, send_login_code};
+pub use email::{AgentEmailRequest, EmailService, SendEmailRequest, send_login_code};
 pub use service::{
     MAX_CONVERSATION_PARTICIPANTS, MESSAGE_MAX_ATTEMPTS, MessageQueued, MessageReport,
     MessagingPorts, MessagingService, SenderCredential,

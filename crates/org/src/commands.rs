@@ -190,7 +190,7 @@ const MAX_EMAIL: usize = 254;
 
 /// The lower-cased address when `raw` looks like one (`local@domain.tld`, no spaces); the one
 /// e-mail rule for people and invitations.
-pub(crate) fn normalize_email(raw: &str) -> Option<String> {
+pub fn normalize_email(raw: &str) -> Option<String> {
     let email = raw.trim().to_lowercase();
     let valid = email.len() <= MAX_EMAIL
         && email.split_once('@').is_some_and(|(local, domain)| {

@@ -20,7 +20,9 @@ mod test_world;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use commands::{MAX_ORGANIZATION_NAME, NewOrganization, NewUser, OrganizationPatch, UserPatch};
+pub use commands::{
+    MAX_ORGANIZATION_NAME, NewOrganization, NewUser, OrganizationPatch, UserPatch, normalize_email,
+};
 pub use important_dates::{ImportantDate, ImportantDateKind};
 pub use invitations::{
     Invitation, InvitationService, InviteOutcome, InviteRequest, MAX_IDENTIFIER, NewInvitation,

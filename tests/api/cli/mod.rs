@@ -20,6 +20,7 @@ use teamcomm_tests::TestApp;
 use uuid::Uuid;
 
 // Each area's commands (child modules use the harness below through `use super::*`).
+mod agent;
 mod chat;
 mod checkins;
 mod forms;

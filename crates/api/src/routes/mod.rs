@@ -2,6 +2,7 @@
 //! with its policy (credentials, rate scope, CLI access, admin only). A route registered here is
 //! served, documented in `/v1/openapi.json`, and guarded by its policy.
 
+pub mod agents;
 pub mod api_keys;
 pub mod bench;
 pub mod catalog;
@@ -22,7 +23,7 @@ pub mod teams;
 
 use std::sync::OnceLock;
 
-use teamcomm_keys::RateScope::{Email, Invitations, Messaging};
+use teamcomm_keys::RateScope::{Agent, Email, Invitations, Messaging};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::policy::{Policy as P, Registry, Routes};
@@ -166,6 +167,8 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(messaging::send_email, P::api(Email).cli_on_any_plan())
         // Like send-email, on any plan for a CLI session: who may send may read the outcome.
         .add(messaging::get_email, P::read().cli_on_any_plan())
+        // Agent doors.
+        .add(agents::send_agent_email, P::api(Agent))
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())
