@@ -88,3 +88,4 @@ mod orgs;
 mod rounds;
 mod teams;
 mod templates;
+mod webhooks;

@@ -30,6 +30,8 @@ use teamcomm_store_pg::{
 };
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 use teamcomm_tests::TestDb;
+use teamcomm_webhooks::WebhookRepository;
+use teamcomm_webhooks::testing::InMemoryWebhookRepository;
 
 /// Every port, over one store.
 pub struct Ports {
@@ -49,6 +51,7 @@ pub struct Ports {
     pub jobs: crate::jobs::JobPorts,
     pub rounds: crate::rounds::RoundPorts,
     pub messaging: crate::messaging::MessagingPorts,
+    pub webhooks: Arc<dyn WebhookRepository>,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -89,6 +92,7 @@ impl Ports {
             forms: crate::forms::FormPorts::in_memory(org.people.clone()),
             jobs: crate::jobs::JobPorts::in_memory(),
             messaging: crate::messaging::MessagingPorts::in_memory(org.people.clone()),
+            webhooks: Arc::new(InMemoryWebhookRepository::new()),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -152,6 +156,10 @@ impl Ports {
             jobs: crate::jobs::JobPorts::postgres(database.clone(), &db.url),
             rounds: crate::rounds::RoundPorts::postgres(database.clone(), &db.url),
             messaging: crate::messaging::MessagingPorts::postgres(database.clone(), &db.url),
+            webhooks: Arc::new(teamcomm_store_pg::PgWebhookRepository::new(
+                database.clone(),
+                teamcomm_store_pg::PlatformSecretKey::derive(&[7; 32]).expect("a long key"),
+            )),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

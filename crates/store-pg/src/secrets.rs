@@ -59,14 +59,8 @@ impl PlatformSecretKey {
         kind: PlatformKind,
         secret: &PlatformSecret,
     ) -> Result<Vec<u8>, RepoError> {
-        let mut sealed = secret.expose().as_bytes().to_vec();
-        let nonce = self
-            .0
-            .seal_in_place_append_tag(Aad::from(associated_data(org, kind)), &mut sealed)
-            .map_err(|_| RepoError::Other("the platform secret could not be sealed".into()))?;
-        let mut stored = nonce.as_ref().to_vec();
-        stored.append(&mut sealed);
-        Ok(stored)
+        self.seal_bytes(&associated_data(org, kind), secret.expose().as_bytes())
+            .map_err(|_| RepoError::Other("the platform secret could not be sealed".into()))
     }
 
     /// The secret sealed for this organization and kind; an error (never the bytes) when it
@@ -77,23 +71,44 @@ impl PlatformSecretKey {
         kind: PlatformKind,
         stored: &[u8],
     ) -> Result<PlatformSecret, RepoError> {
-        let unopenable = || {
-            RepoError::Other(format!(
-                "the platform secret of organization {org} does not open with the configured key"
-            ))
-        };
+        self.open_bytes(&associated_data(org, kind), stored)
+            .and_then(|opened| String::from_utf8(opened).ok())
+            .map(PlatformSecret::new)
+            .ok_or_else(|| {
+                RepoError::Other(format!(
+                    "the platform secret of organization {org} does not open with the configured key"
+                ))
+            })
+    }
+
+    /// `plaintext` sealed with `aad` as associated data: `nonce || ciphertext || tag`, a fresh
+    /// random nonce each time. Every use binds its own `aad` (webhook secrets: see
+    /// `repo/webhooks.rs`), so a value sealed for one use does not open as another.
+    pub(crate) fn seal_bytes(&self, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, ()> {
+        let mut sealed = plaintext.to_vec();
+        let nonce = self
+            .0
+            .seal_in_place_append_tag(Aad::from(aad), &mut sealed)
+            .map_err(|_| ())?;
+        let mut stored = nonce.as_ref().to_vec();
+        stored.append(&mut sealed);
+        Ok(stored)
+    }
+
+    /// What [`PlatformSecretKey::seal_bytes`] sealed with the same key and `aad`; `None`
+    /// otherwise.
+    pub(crate) fn open_bytes(&self, aad: &[u8], stored: &[u8]) -> Option<Vec<u8>> {
         if stored.len() < NONCE_LEN {
-            return Err(unopenable());
+            return None;
         }
         let (nonce, sealed) = stored.split_at(NONCE_LEN);
-        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| unopenable())?;
+        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
         let mut sealed = sealed.to_vec();
         let opened = self
             .0
-            .open_in_place(nonce, Aad::from(associated_data(org, kind)), &mut sealed)
-            .map_err(|_| unopenable())?;
-        let secret = std::str::from_utf8(opened).map_err(|_| unopenable())?;
-        Ok(PlatformSecret::new(secret))
+            .open_in_place(nonce, Aad::from(aad), &mut sealed)
+            .ok()?;
+        Some(opened.to_vec())
     }
 }
 

@@ -15,6 +15,7 @@ mod paging;
 mod rounds;
 mod teams;
 mod templates;
+mod webhooks;
 
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
@@ -31,5 +32,6 @@ pub use org::PgOrgRepository;
 pub use rounds::PgRoundRepository;
 pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;
+pub use webhooks::PgWebhookRepository;
 
 pub(crate) use paging::count_from;

@@ -22,6 +22,8 @@ pub(crate) mod messaging;
 mod outbox;
 // `rounds::{checkin_rounds, checkin_finished_days}`.
 pub(crate) mod rounds;
+// `webhooks::webhook_endpoints`.
+pub(crate) mod webhooks;
 
 pub(crate) use outbox::outbox_events;
 
