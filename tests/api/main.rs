@@ -32,3 +32,4 @@ mod routes;
 mod slack_events;
 mod teams;
 mod tls;
+mod webhooks;

@@ -77,6 +77,9 @@ pub struct Settings {
     pub worker_concurrency: usize,
     /// How often the check-in engine runs a pass (opens due rounds, reminds, reports).
     pub checkin_tick: Duration,
+    /// Hosts webhooks may reach over plain `http://` and at internal addresses
+    /// (`TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`, comma-separated; local testing only).
+    pub webhook_allow_insecure_hosts: Vec<String>,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
     pub smtp: Option<SmtpSettings>,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
@@ -116,6 +119,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_WORKER_LEASE_SECS",
     "TEAMCOMM_WORKER_CONCURRENCY",
     "TEAMCOMM_CHECKIN_TICK_SECS",
+    "TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS",
     "TEAMCOMM_SMTP_URL",
     "TEAMCOMM_MAIL_FROM",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
@@ -128,6 +132,33 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AUTH",
     "TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER",
 ];
+
+/// The hosts of `TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`: names or IP addresses, comma-separated
+/// (blank entries ignored); anything with a scheme, path, port, user or space is refused.
+fn webhook_hosts(value: Option<&str>) -> Result<Vec<String>, ConfigError> {
+    let mut hosts = Vec::new();
+    for host in value.unwrap_or_default().split(',').map(str::trim) {
+        if host.is_empty() {
+            continue;
+        }
+        let bracketed = host.starts_with('[') && host.ends_with(']');
+        let ipv6 = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::Ipv6Addr>()
+            .is_ok();
+        let odd = host.contains(['/', '@', ' ', '\t'])
+            || (host.contains(':') && !ipv6)
+            || (bracketed && !ipv6);
+        if odd {
+            return Err(ConfigError(format!(
+                "TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS: {host} is not a host name or IP address (no scheme, port or path)"
+            )));
+        }
+        hosts.push(host.to_ascii_lowercase());
+    }
+    Ok(hosts)
+}
 
 /// A configuration problem, phrased for the operator.
 #[derive(Debug, thiserror::Error)]
@@ -303,6 +334,8 @@ impl Settings {
                 )));
             }
         };
+        let webhook_allow_insecure_hosts =
+            webhook_hosts(get("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS").as_deref())?;
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2);
@@ -336,6 +369,7 @@ impl Settings {
             worker_lease: secs("TEAMCOMM_WORKER_LEASE_SECS", 300, 1, 24 * 3600)?,
             worker_concurrency: count("TEAMCOMM_WORKER_CONCURRENCY", 8, 64)?,
             checkin_tick: secs("TEAMCOMM_CHECKIN_TICK_SECS", 30, 1, 3600)?,
+            webhook_allow_insecure_hosts,
             smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
@@ -481,6 +515,24 @@ mod tests {
     }
 
     #[test]
+    fn webhook_allow_list_takes_host_names_and_addresses() {
+        let s = Settings::from_vars(
+            &vars(&[(
+                "TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS",
+                " LocalHost, 127.0.0.1,, [::1] ",
+            )]),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            s.webhook_allow_insecure_hosts,
+            ["localhost", "127.0.0.1", "[::1]"]
+        );
+        let s = Settings::from_vars(&vars(&[]), true).unwrap();
+        assert!(s.webhook_allow_insecure_hosts.is_empty());
+    }
+
+    #[test]
     fn refuses_bad_values_of_known_names() {
         for (k, v) in [
             ("TEAMCOMM_PLAN_CACHE_TTL_SECS", "soon"),
@@ -497,6 +549,12 @@ mod tests {
             ("TEAMCOMM_WORKER_CONCURRENCY", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "3601"),
+            ("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "http://localhost"),
+            ("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "localhost:8080"),
+            (
+                "TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS",
+                "dev.test, 10.0.0.1/8",
+            ),
             ("TEAMCOMM_PLATFORM_SECRET_KEY", "short"),
             ("TEAMCOMM_SMTP_URL", "smtp://relay.example.org"),
             ("TEAMCOMM_MAIL_FROM", "teamcomm@example.org"),

@@ -6,6 +6,7 @@ pub mod app;
 pub mod auth;
 pub mod config;
 pub mod demo;
+pub mod dns;
 pub mod error;
 pub mod extract;
 pub mod jwt;

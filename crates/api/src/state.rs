@@ -27,6 +27,7 @@ use teamcomm_messaging::{
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
+use teamcomm_store_pg::PgWebhookRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
@@ -34,8 +35,10 @@ use teamcomm_store_pg::{
 };
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
+use teamcomm_webhooks::{AllowList, WebhookService};
 
 use crate::config::Settings;
+use crate::dns::DnsResolver;
 use crate::jwt::JwtKeys;
 use crate::messaging::{ChatConnector, MessagingStores, NoMailRelay};
 use crate::ratelimit::InProcessRateLimiter;
@@ -56,6 +59,8 @@ pub struct AppState {
     pub channels: ChannelService,
     pub labels: LabelService,
     pub featured: FeaturedService,
+    /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
+    pub webhooks: WebhookService,
     /// Bot messages: send-message, their status, open-conversation.
     pub messages: MessagingService,
     pub emails: EmailService,
@@ -233,6 +238,16 @@ impl AppState {
             labels: LabelService::new(
                 Arc::new(PgLabelRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
+            ),
+            webhooks: WebhookService::new(
+                Arc::new(PgWebhookRepository::new(
+                    db.clone(),
+                    PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
+                        .expect("the configured platform secret key is long enough"),
+                )),
+                Arc::new(DnsResolver),
+                AllowList::new(&settings.webhook_allow_insecure_hosts),
+                clock.clone(),
             ),
             featured: FeaturedService::new(
                 Arc::new(PgFeaturedRepository::new(db.clone())),

@@ -20,6 +20,7 @@ pub mod people;
 pub mod questions;
 pub mod session;
 pub mod teams;
+pub mod webhooks;
 
 use std::sync::OnceLock;
 
@@ -123,6 +124,19 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(labels::list_featured, P::read())
         .add(labels::set_featured, P::write())
         .add(labels::batch_featured, P::write())
+        // Webhook endpoints: API keys only; the legacy subscription form is admin only too.
+        .add(webhooks::create_webhook, P::write().api_key_only())
+        .add(webhooks::list_webhooks, P::read().api_key_only())
+        .add(webhooks::get_webhook, P::read().api_key_only())
+        .add(webhooks::delete_webhook, P::write().api_key_only())
+        .add(
+            webhooks::create_subscription,
+            P::write().api_key_only().admin_only(),
+        )
+        .add(
+            webhooks::delete_subscription,
+            P::write().api_key_only().admin_only(),
+        )
         // Check-ins: fixed segments (`create`, `reorder`) before `{uuid}` ones. Creating is
         // role-gated by the service; the spec's `/v1/followups/` door is admin only.
         .add(checkins::list_checkins, P::read())

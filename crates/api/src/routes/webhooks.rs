@@ -1,0 +1,306 @@
+//! `/v1/webhooks/`: an organization's webhook endpoints; `/v1/webhook-subscription/`: the legacy
+//! form of the same (admins only, upper-case event names). Rules in
+//! `teamcomm_webhooks::WebhookService`; delivery and the sample routes come with the delivery
+//! machinery.
+
+use actix_web::{HttpResponse, delete, get, post, web};
+use serde::{Deserialize, Serialize};
+use teamcomm_kernel::{Error, WireEnum};
+use teamcomm_webhooks::{
+    CreatedEndpoint, EndpointRequest, WebhookEndpoint, WebhookId, legacy_name,
+};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::auth::Caller;
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::JsonBody;
+use crate::paging::{ListEnvelope, ListQuery, NoFilters, PageParams};
+use crate::state::AppState;
+use crate::views::iso;
+
+/// A webhook endpoint. Its signing secret and bearer token are never shown again.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: String,
+    pub url: String,
+    /// Dotted event names (docs/events.md).
+    pub events: Vec<String>,
+    pub name: String,
+    /// Check-ins or forms whose events alone are delivered; empty: all.
+    pub object_ids: Vec<String>,
+    /// A bearer token is sent as `X-BEARER` with each delivery.
+    pub has_bearer_token: bool,
+    pub enabled: bool,
+    /// Why deliveries stopped, when `enabled` is false.
+    pub disabled_reason: Option<String>,
+    pub created_at: String,
+}
+
+impl From<&WebhookEndpoint> for WebhookView {
+    fn from(e: &WebhookEndpoint) -> Self {
+        WebhookView {
+            id: e.id.to_string(),
+            url: e.url.clone(),
+            events: e.events.iter().map(|t| t.as_str().to_owned()).collect(),
+            name: e.name.clone(),
+            object_ids: e.object_ids.iter().map(Uuid::to_string).collect(),
+            has_bearer_token: e.has_bearer_token,
+            enabled: e.enabled,
+            disabled_reason: e.disabled_reason.clone(),
+            created_at: iso(e.created_at),
+        }
+    }
+}
+
+/// A created endpoint with its signing secret, shown this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedWebhookView {
+    #[serde(flatten)]
+    pub endpoint: WebhookView,
+    /// The Standard Webhooks signing secret (`whsec_` + base64): deliveries carry
+    /// `webhook-id`, `webhook-timestamp` and `webhook-signature` made with it. Shown only here.
+    pub secret: String,
+}
+
+impl From<&CreatedEndpoint> for CreatedWebhookView {
+    fn from(c: &CreatedEndpoint) -> Self {
+        CreatedWebhookView {
+            endpoint: WebhookView::from(&c.endpoint),
+            secret: c.signing_secret.expose().to_owned(),
+        }
+    }
+}
+
+/// Body of `POST /v1/webhooks/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWebhookBody {
+    /// Receives the payloads: `https://` to a public address (plain `http://` and internal
+    /// addresses only for hosts in `TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`).
+    #[schema(example = "https://hooks.example.com/teamcomm")]
+    url: String,
+    /// Dotted event names, at least one (docs/events.md).
+    #[schema(example = json!(["kudos.posted"]))]
+    events: Vec<String>,
+    /// Descriptive name.
+    #[schema(max_length = 255)]
+    name: Option<String>,
+    /// Sent as `X-BEARER` with each delivery; printable ASCII, at most 1024 characters.
+    bearer_token: Option<String>,
+    /// Check-in or form UUIDs whose events alone are delivered.
+    object_ids: Option<Vec<String>>,
+    /// Sample deliveries are not available yet: only `false` is accepted.
+    immediate_sample_event: Option<bool>,
+}
+
+/// No sample can be sent before the delivery machinery exists: asking for one is refused
+/// rather than silently ignored.
+fn refuse_sample(asked: Option<bool>) -> Result<(), Error> {
+    if asked == Some(true) {
+        return Err(Error::invalid_field(
+            "immediate_sample_event",
+            "Sample deliveries are not available yet.",
+        ));
+    }
+    Ok(())
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    request_body = CreateWebhookBody,
+    responses(
+        (status = 201, body = CreatedWebhookView),
+        (status = 400, description = "`params_validation_error`: an unknown event, a refused destination (`extra.reason` names why)", body = ErrorBody),
+        (status = 403, description = "`guest_not_allowed`", body = ErrorBody),
+    )
+)]
+#[post("/v1/webhooks/")]
+pub async fn create_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: JsonBody<CreateWebhookBody>,
+) -> ApiResult<HttpResponse> {
+    let b = body.0;
+    refuse_sample(b.immediate_sample_event)?;
+    let request = EndpointRequest {
+        url: b.url,
+        events: b.events,
+        name: b.name,
+        bearer_token: b.bearer_token,
+        object_ids: b.object_ids.unwrap_or_default(),
+    };
+    let created = state.webhooks.create(caller.user(), &request).await?;
+    Ok(HttpResponse::Created().json(CreatedWebhookView::from(&created)))
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(PageParams),
+    responses((status = 200, description = "Newest first; admins see the organization's endpoints, others those they created", body = ListEnvelope<WebhookView>))
+)]
+#[get("/v1/webhooks/")]
+pub async fn list_webhooks(
+    state: web::Data<AppState>,
+    caller: Caller,
+    q: ListQuery<NoFilters>,
+) -> ApiResult<HttpResponse> {
+    let page = state
+        .webhooks
+        .list(caller.user(), q.paging.request())
+        .await?;
+    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(WebhookView::from))))
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path)),
+    responses((status = 200, body = WebhookView), (status = 404, body = ErrorBody))
+)]
+#[get("/v1/webhooks/{id}/")]
+pub async fn get_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+) -> ApiResult<HttpResponse> {
+    let endpoint = state.webhooks.get(caller.user(), WebhookId(*id)).await?;
+    Ok(HttpResponse::Ok().json(WebhookView::from(&endpoint)))
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path)),
+    responses((status = 204), (status = 404, description = "another organization's endpoint too", body = ErrorBody))
+)]
+#[delete("/v1/webhooks/{id}/")]
+pub async fn delete_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+) -> ApiResult<HttpResponse> {
+    state.webhooks.delete(caller.user(), WebhookId(*id)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// One event name or a list of them.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// Body of `POST /v1/webhook-subscription/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSubscriptionBody {
+    /// As `url` of `POST /v1/webhooks/`.
+    #[schema(example = "https://hooks.example.com/teamcomm")]
+    url: String,
+    /// Upper-case event names (`FOLLOWUPS_DAILY_FINISHED`, `FORMS_RESPONSE_CREATED`; the table
+    /// in docs/events.md); dotted names are accepted too.
+    #[schema(example = json!(["FORMS_RESPONSE_CREATED"]))]
+    subscriptions: OneOrMany,
+    /// Check-in or form UUIDs whose events alone are delivered.
+    subscribed_objects: Option<OneOrMany>,
+    #[schema(max_length = 255)]
+    name: Option<String>,
+    /// Sent as `X-BEARER` with each delivery.
+    bearer: Option<String>,
+    /// Sample deliveries are not available yet: only `false` is accepted.
+    immediate_sample_event: Option<bool>,
+}
+
+/// A subscription: the endpoint with its events in both vocabularies.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubscriptionView {
+    #[serde(flatten)]
+    pub endpoint: WebhookView,
+    /// The endpoint's events, upper-case.
+    pub subscriptions: Vec<String>,
+    /// The signing secret, shown only here (as on `POST /v1/webhooks/`).
+    pub secret: String,
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    request_body = CreateSubscriptionBody,
+    responses(
+        (status = 201, body = SubscriptionView),
+        (status = 400, description = "`params_validation_error`: an unknown event, a refused destination (`extra.reason` names why)", body = ErrorBody),
+        (status = 403, description = "`org_admin_required`", body = ErrorBody),
+    )
+)]
+#[post("/v1/webhook-subscription/")]
+pub async fn create_subscription(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: JsonBody<CreateSubscriptionBody>,
+) -> ApiResult<HttpResponse> {
+    let b = body.0;
+    refuse_sample(b.immediate_sample_event)?;
+    let request = EndpointRequest {
+        url: b.url,
+        events: b.subscriptions.into_vec(),
+        name: b.name,
+        bearer_token: b.bearer,
+        object_ids: b
+            .subscribed_objects
+            .map(OneOrMany::into_vec)
+            .unwrap_or_default(),
+    };
+    let created = state
+        .webhooks
+        .create_subscription(caller.user(), &request)
+        .await?;
+    let view = SubscriptionView {
+        endpoint: WebhookView::from(&created.endpoint),
+        subscriptions: created
+            .endpoint
+            .events
+            .iter()
+            .map(|e| legacy_name(*e).to_owned())
+            .collect(),
+        secret: created.signing_secret.expose().to_owned(),
+    };
+    Ok(HttpResponse::Created().json(view))
+}
+
+/// Body of `DELETE /v1/webhook-subscription/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteSubscriptionBody {
+    /// The URL subscribed: every endpoint of the organization with this URL is deleted.
+    url: String,
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    request_body = DeleteSubscriptionBody,
+    responses(
+        (status = 204),
+        (status = 403, description = "`org_admin_required`", body = ErrorBody),
+        (status = 404, description = "no endpoint of the organization has this URL", body = ErrorBody),
+    )
+)]
+#[delete("/v1/webhook-subscription/")]
+pub async fn delete_subscription(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: JsonBody<DeleteSubscriptionBody>,
+) -> ApiResult<HttpResponse> {
+    state
+        .webhooks
+        .delete_subscription(caller.user(), &body.0.url)
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
