@@ -109,6 +109,20 @@ mod tests {
     }
 
     #[test]
+    fn docs_events_md_shows_this_table() {
+        let doc = include_str!("../../../docs/events.md");
+        let (_, section) = doc
+            .split_once("## Upper-case names")
+            .expect("docs/events.md has the upper-case names section");
+        let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `")).collect();
+        assert_eq!(rows.len(), LEGACY_NAMES.len(), "{rows:#?}");
+        for &(event, legacy) in LEGACY_NAMES {
+            let row = format!("| `{}` | `{legacy}` |", event.as_str());
+            assert!(rows.contains(&row.as_str()), "docs/events.md lacks {row}");
+        }
+    }
+
+    #[test]
     fn names_without_an_event_of_ours_are_unknown() {
         for name in [
             "FORMS_RESPONSE_APPROVED",
