@@ -289,3 +289,33 @@ impl WebhookRepository for PgWebhookRepository {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_secret_opens_only_for_its_organization_endpoint_and_field() {
+        let key = PlatformSecretKey::derive(&[3; 32]).unwrap();
+        let (org, id) = (OrgId::new(), WebhookId::new());
+        let secret = b"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let sealed = key
+            .seal_bytes(&associated_data(org, id, Field::SigningSecret), secret)
+            .unwrap();
+        assert!(!sealed.windows(secret.len()).any(|w| w == secret));
+        let opened = key.open_bytes(&associated_data(org, id, Field::SigningSecret), &sealed);
+        assert_eq!(opened.as_deref(), Some(&secret[..]));
+        for aad in [
+            associated_data(org, id, Field::BearerToken),
+            associated_data(org, WebhookId::new(), Field::SigningSecret),
+            associated_data(OrgId::new(), id, Field::SigningSecret),
+        ] {
+            assert_eq!(key.open_bytes(&aad, &sealed), None);
+        }
+        let other_key = PlatformSecretKey::derive(&[4; 32]).unwrap();
+        assert_eq!(
+            other_key.open_bytes(&associated_data(org, id, Field::SigningSecret), &sealed),
+            None
+        );
+    }
+}
