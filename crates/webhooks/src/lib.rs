@@ -4,13 +4,15 @@
 //! networks.
 //!
 //! `WebhookService` applies the rules; storage is behind [`WebhookRepository`] and name
-//! resolution behind [`HostResolver`]. Delivery (signing, retries) is not here yet.
+//! resolution behind [`HostResolver`]. `signing` makes and checks Standard Webhooks signatures;
+//! delivery (retries, the outbox) is not here yet.
 
 pub mod guard;
 mod model;
 pub mod names;
 mod ports;
 mod service;
+pub mod signing;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
