@@ -18,9 +18,10 @@ pub mod testing;
 
 pub use guard::{AllowList, Refusal};
 pub use model::{
-    CreatedEndpoint, EndpointRequest, EndpointSecrets, NewWebhookEndpoint, SIGNING_SECRET_BYTES,
-    SIGNING_SECRET_PREFIX, SecretText, WebhookEndpoint, WebhookId, generate_signing_secret,
+    CreatedEndpoint, Delivery, DeliveryOutcome, EndpointRequest, EndpointSecrets,
+    NewWebhookEndpoint, SIGNING_SECRET_BYTES, SIGNING_SECRET_PREFIX, SecretText, WebhookEndpoint,
+    WebhookId, generate_signing_secret,
 };
 pub use names::{LEGACY_NAMES, from_dotted_name, from_legacy_name, legacy_name};
-pub use ports::{HostResolver, WebhookRepository};
+pub use ports::{HostResolver, WebhookRepository, WebhookSender};
 pub use service::{MAX_BEARER_TOKEN, MAX_ENDPOINT_NAME, MAX_OBJECT_IDS, WebhookService};

@@ -124,3 +124,35 @@ pub struct EndpointRequest {
     pub bearer_token: Option<String>,
     pub object_ids: Vec<String>,
 }
+
+/// One signed POST to an endpoint: what a [`crate::WebhookSender`] sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub url: String,
+    /// `webhook-id`: the event id, the same on every attempt (receivers deduplicate on it).
+    pub message_id: String,
+    /// `webhook-timestamp`: the attempt's time, unix seconds.
+    pub timestamp: i64,
+    /// The JSON body, signed as sent.
+    pub body: Vec<u8>,
+    pub secrets: EndpointSecrets,
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// A 2xx answer.
+    Delivered { status: u16 },
+    /// 410 Gone: the receiver asks to be forgotten (the endpoint is disabled at once).
+    Gone,
+    /// Worth retrying: a 3xx (redirects are not followed), another 4xx or 5xx, a timeout, a
+    /// connection failure. `retry_after` is the receiver's `Retry-After` in seconds.
+    Failed {
+        status: Option<u16>,
+        retry_after: Option<u64>,
+        error: String,
+    },
+    /// The destination guard refused the address the host resolved to at send time (DNS
+    /// rebinding, or a URL stored before a rule existed); nothing was sent.
+    Refused(crate::Refusal),
+}

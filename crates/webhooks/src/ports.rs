@@ -7,7 +7,9 @@ use std::net::IpAddr;
 use async_trait::async_trait;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 
-use crate::{EndpointSecrets, NewWebhookEndpoint, WebhookEndpoint, WebhookId};
+use crate::{
+    Delivery, DeliveryOutcome, EndpointSecrets, NewWebhookEndpoint, WebhookEndpoint, WebhookId,
+};
 
 /// Webhook endpoints. Secrets are stored so that they can be sent (sealed, not hashed) and are
 /// read only by [`WebhookRepository::endpoint_secrets`].
@@ -44,4 +46,12 @@ pub trait HostResolver: Send + Sync + 'static {
     /// The addresses `host` resolves to for a connection on `port`; empty or an error (its
     /// reason) when it does not resolve.
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String>;
+}
+
+/// Sends one delivery over HTTP (an adapter: `teamcomm-webhook-http`). It must connect only to
+/// an address the destination guard accepted, resolving the host once, follow no redirect and
+/// read a bounded part of the answer within a short timeout.
+#[async_trait]
+pub trait WebhookSender: Send + Sync + 'static {
+    async fn send(&self, delivery: &Delivery) -> DeliveryOutcome;
 }
