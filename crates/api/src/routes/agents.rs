@@ -30,6 +30,7 @@ pub struct AgentEmailBody {
     body_html: String,
     /// The client's own data; accepted and not kept.
     #[serde(default)]
+    #[expect(dead_code, reason = "parsed so it must be an object; not kept (decisions §52)")]
     metadata: Option<Map<String, Value>>,
 }
 
@@ -66,7 +67,7 @@ pub async fn send_agent_email(
         to,
         subject,
         body_html,
-        metadata: _,
+        ..
     } = body.0;
     let queued = state
         .emails
