@@ -461,8 +461,11 @@ impl diesel::query_builder::QueryFragment<Pg> for QueueMessages<'_> {
         out.push_bind_param::<Array<Jsonb>, _>(&self.m_metadata)?;
         out.push_sql("::jsonb[], ");
         out.push_bind_param::<Array<Timestamptz>, _>(&self.m_created_at)?;
+        // Each insert waits for the one before (a one-time filter on its count), so they run
+        // in order and a refusal names the first table that refuses: a taken message id is
+        // `messages_pkey`, not its deliveries' key.
         out.push_sql(
-            "::timestamptz[])), \
+            "::timestamptz[]) RETURNING 1), \
              delivery AS (INSERT INTO message_deliveries (message_id, position, recipient_id, \
                channel_id, thread_id, status, platform_channel_id, platform_message_id, \
                failure_reason, updated_at) \
@@ -487,8 +490,12 @@ impl diesel::query_builder::QueryFragment<Pg> for QueueMessages<'_> {
         out.push_bind_param::<Array<Nullable<Text>>, _>(&self.d_failure_reasons)?;
         out.push_sql("::text[], ");
         out.push_bind_param::<Array<Timestamptz>, _>(&self.d_updated_at)?;
-        out.push_sql("::timestamptz[])) ");
-        self.jobs.push_insert(&mut out)
+        out.push_sql(
+            "::timestamptz[]) WHERE (SELECT count(*) FROM message) IS NOT NULL RETURNING 1) ",
+        );
+        self.jobs.push_insert(&mut out)?;
+        out.push_sql(" WHERE (SELECT count(*) FROM delivery) IS NOT NULL");
+        Ok(())
     }
 }
 
