@@ -5,7 +5,9 @@ use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Bytea, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
-use teamcomm_tests::{ANY_ID, Resp, TestApp};
+use teamcomm_tests::{ANY_ID, Resp, TestApp, check_documented};
+use teamcomm_webhooks::SecretText;
+use teamcomm_webhooks::signing::verify;
 
 /// A business organization with an admin and two members, each with an API key.
 struct Org {
@@ -358,15 +360,6 @@ async fn events_are_required_and_must_be_known_and_other_fields_checked() {
     let r = post(json!({"url": PUBLIC, "events": ["kudos.posted"], "name": "a\u{202e}b"})).await;
     r.assert_error(400, "params_validation_error");
     assert!(r.body["errors"]["name"].is_array(), "{}", r.text);
-    let r =
-        post(json!({"url": PUBLIC, "events": ["kudos.posted"], "immediate_sample_event": true}))
-            .await;
-    r.assert_error(400, "params_validation_error");
-    assert!(
-        r.body["errors"]["immediate_sample_event"].is_array(),
-        "{}",
-        r.text
-    );
     assert_eq!(stored_count(&app).await, 0);
 }
 
@@ -465,6 +458,287 @@ async fn the_legacy_subscription_form_is_admin_only_and_speaks_upper_case() {
         "DELETE",
         "/v1/webhook-subscription/",
         Some(del),
+    )
+    .await
+    .assert_error(404, "not_found");
+}
+
+/// One request a [`Receiver`] got: its headers (lower-case names) and body.
+#[derive(Debug, Clone)]
+struct Got {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Got {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Log = std::sync::Arc<std::sync::Mutex<Vec<Got>>>;
+
+/// A webhook receiver on a loopback port answering every POST with `status`.
+struct Receiver {
+    port: u16,
+    got: Log,
+}
+
+impl Receiver {
+    fn start(status: u16) -> Receiver {
+        use actix_web::{HttpRequest, HttpResponse, web};
+        async fn take(
+            req: HttpRequest,
+            body: web::Bytes,
+            log: web::Data<Log>,
+            status: web::Data<u16>,
+        ) -> HttpResponse {
+            let headers = req
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_owned(),
+                        v.to_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect();
+            log.lock().unwrap().push(Got {
+                path: req.path().to_owned(),
+                headers,
+                body: body.to_vec(),
+            });
+            HttpResponse::build(actix_web::http::StatusCode::from_u16(**status).unwrap()).finish()
+        }
+        let got: Log = Default::default();
+        let data = web::Data::new(got.clone());
+        let status = web::Data::new(status);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = actix_web::HttpServer::new(move || {
+            actix_web::App::new()
+                .app_data(data.clone())
+                .app_data(status.clone())
+                .default_service(web::post().to(take))
+        })
+        .workers(1)
+        .disable_signals()
+        .listen(listener)
+        .unwrap()
+        .run();
+        actix_web::rt::spawn(server);
+        Receiver { port, got }
+    }
+
+    fn got(&self) -> Vec<Got> {
+        self.got.lock().unwrap().clone()
+    }
+}
+
+/// An app whose webhooks may reach loopback receivers over plain HTTP.
+async fn local_app() -> TestApp {
+    TestApp::builder()
+        .var("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "127.0.0.1")
+        .spawn()
+        .await
+}
+
+#[actix_web::test]
+async fn a_sample_of_every_event_type_reaches_the_receiver_signed_and_as_documented() {
+    let app = local_app().await;
+    let org = Org::new(&app).await;
+    let receiver = Receiver::start(204);
+    let url = format!("http://127.0.0.1:{}/in", receiver.port);
+    let r = call(
+        &app,
+        &org.member_key,
+        "POST",
+        "/v1/webhooks/",
+        Some(json!({"url": url, "events": ["kudos.posted"], "bearer_token": "tok-9"})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert!(r.body.get("sample").is_none(), "{}", r.text);
+    assert!(receiver.got().is_empty(), "nothing is sent unasked");
+    let id = r.body["id"].as_str().unwrap().to_owned();
+    let secret = SecretText::new(r.body["secret"].as_str().unwrap());
+
+    let types = teamcomm_tests::documented_event_types();
+    assert_eq!(types.len(), 12);
+    for (i, event) in types.iter().enumerate() {
+        let s = call(
+            &app,
+            &org.member_key,
+            "POST",
+            &format!("/v1/webhooks/{id}/sample/"),
+            Some(json!({"event": event})),
+        )
+        .await;
+        assert_eq!(s.status, 200, "{}", s.text);
+        assert_eq!(s.body["status"], "sent", "{}", s.text);
+        assert_eq!(s.body["event"], event.as_str());
+        assert!(s.body["message"].as_str().unwrap().contains("204"));
+
+        let got = &receiver.got()[i];
+        assert_eq!(got.path, "/in");
+        let payload: Value = serde_json::from_slice(&got.body).unwrap();
+        assert_eq!(payload["event"], event.as_str());
+        check_documented(&payload);
+        assert_eq!(got.header("x-bearer"), Some("tok-9"));
+        assert_eq!(got.header("content-type"), Some("application/json"));
+        let msg_id = got.header("webhook-id").unwrap();
+        assert!(msg_id.starts_with("sample_"), "{msg_id}");
+        let ts: i64 = got.header("webhook-timestamp").unwrap().parse().unwrap();
+        let sig = got.header("webhook-signature").unwrap();
+        assert!(verify(&secret, msg_id, ts, &got.body, sig), "{event}");
+    }
+}
+
+#[actix_web::test]
+async fn a_failed_sample_says_why_and_unknown_events_and_other_orgs_are_refused() {
+    let app = local_app().await;
+    let org = Org::new(&app).await;
+    let other = Org::new(&app).await;
+    let gone = Receiver::start(410);
+    let busy = Receiver::start(503);
+    let create = |url: String| {
+        let app = &app;
+        let key = org.admin_key.clone();
+        async move {
+            let r = call(
+                app,
+                &key,
+                "POST",
+                "/v1/webhooks/",
+                Some(json!({"url": url, "events": ["kudos.posted"]})),
+            )
+            .await;
+            assert_eq!(r.status, 201, "{}", r.text);
+            r.body["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let gone_id = create(format!("http://127.0.0.1:{}/", gone.port)).await;
+    let busy_id = create(format!("http://127.0.0.1:{}/", busy.port)).await;
+    let sample = |id: String, key: String, body: Value| {
+        let app = &app;
+        async move {
+            call(
+                app,
+                &key,
+                "POST",
+                &format!("/v1/webhooks/{id}/sample/"),
+                Some(body),
+            )
+            .await
+        }
+    };
+    let kudos = json!({"event": "kudos.posted"});
+    let s = sample(gone_id.clone(), org.admin_key.clone(), kudos.clone()).await;
+    assert_eq!(s.status, 200, "{}", s.text);
+    assert_eq!(s.body["status"], "failed");
+    assert!(
+        s.body["message"].as_str().unwrap().contains("410"),
+        "{}",
+        s.text
+    );
+    let s = sample(busy_id, org.admin_key.clone(), kudos.clone()).await;
+    assert_eq!(s.body["status"], "failed");
+    assert!(
+        s.body["message"].as_str().unwrap().contains("503"),
+        "{}",
+        s.text
+    );
+
+    let s = sample(
+        gone_id.clone(),
+        org.admin_key.clone(),
+        json!({"event": "KUDOS_POSTED"}),
+    )
+    .await;
+    s.assert_error(400, "params_validation_error");
+    assert!(s.body["errors"]["event"].is_array(), "{}", s.text);
+    sample(gone_id.clone(), org.admin_key.clone(), json!({}))
+        .await
+        .assert_error(400, "params_validation_error");
+    sample(gone_id.clone(), other.admin_key.clone(), kudos.clone())
+        .await
+        .assert_error(404, "not_found");
+    sample(gone_id, org.member_key.clone(), kudos)
+        .await
+        .assert_error(404, "not_found");
+    assert_eq!(gone.got().len(), 1, "refused samples send nothing");
+}
+
+#[actix_web::test]
+async fn immediate_sample_event_and_the_legacy_sample_deliver_at_once() {
+    let app = local_app().await;
+    let org = Org::new(&app).await;
+    let receiver = Receiver::start(200);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
+    let r = call(
+        &app,
+        &org.admin_key,
+        "POST",
+        "/v1/webhooks/",
+        Some(json!({
+            "url": url,
+            "events": ["organization.user_activated", "forms.response.created"],
+            "immediate_sample_event": true,
+        })),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["sample"]["status"], "sent", "{}", r.text);
+    assert_eq!(r.body["sample"]["event"], "forms.response.created");
+    assert_eq!(receiver.got().len(), 1);
+
+    let legacy_url = format!("http://127.0.0.1:{}/legacy", receiver.port);
+    let r = call(
+        &app,
+        &org.admin_key,
+        "POST",
+        "/v1/webhook-subscription/",
+        Some(json!({"url": legacy_url, "subscriptions": ["KUDOS_POSTED"], "immediate_sample_event": true})),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["sample"]["event"], "kudos.posted");
+    let body = json!({"event_type": "FOLLOWUPS_DAILY_FINISHED", "url": legacy_url});
+    call(
+        &app,
+        &org.member_key,
+        "POST",
+        "/v1/webhook-subscription/sample/",
+        Some(body.clone()),
+    )
+    .await
+    .assert_error(403, "org_admin_required");
+    let s = call(
+        &app,
+        &org.admin_key,
+        "POST",
+        "/v1/webhook-subscription/sample/",
+        Some(body),
+    )
+    .await;
+    assert_eq!(s.status, 200, "{}", s.text);
+    assert_eq!(s.body["status"], "sent");
+    assert_eq!(s.body["event"], "followups.daily.finished");
+    let got = receiver.got();
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[2].path, "/legacy");
+    let payload: Value = serde_json::from_slice(&got[2].body).unwrap();
+    check_documented(&payload);
+    call(
+        &app,
+        &org.admin_key,
+        "POST",
+        "/v1/webhook-subscription/sample/",
+        Some(json!({"event_type": "KUDOS_POSTED", "url": "https://93.184.215.14/none"})),
     )
     .await
     .assert_error(404, "not_found");

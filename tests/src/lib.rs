@@ -7,7 +7,7 @@ mod http;
 mod outbox;
 mod slack;
 
-pub use outbox::documented_event_types;
+pub use outbox::{check_documented, documented_event_types};
 pub use slack::FakeSlack;
 
 pub use db::TestDb;

@@ -50,7 +50,7 @@ pub fn documented_event_types() -> Vec<String> {
 }
 
 /// Panics unless `payload` fits the envelope and its type's documented `data` schema.
-fn check_documented(payload: &Value) {
+pub fn check_documented(payload: &Value) {
     let (mut envelope, data) = documented_schemas();
     let event = payload["event"].as_str().expect("payload names its event");
     let schema = data.get(event).unwrap_or_else(|| {

@@ -35,7 +35,8 @@ use teamcomm_store_pg::{
 };
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
-use teamcomm_webhooks::{AllowList, WebhookService};
+use teamcomm_webhook_http::{HttpWebhookSender, SenderSettings};
+use teamcomm_webhooks::{AllowList, WebhookPorts, WebhookService};
 
 use crate::config::Settings;
 use crate::dns::DnsResolver;
@@ -240,14 +241,24 @@ impl AppState {
                 Arc::new(PgLabelledEntities::new(db.clone())),
             ),
             webhooks: WebhookService::new(
-                Arc::new(PgWebhookRepository::new(
-                    db.clone(),
-                    PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
-                        .expect("the configured platform secret key is long enough"),
-                )),
-                Arc::new(DnsResolver),
+                WebhookPorts {
+                    endpoints: Arc::new(PgWebhookRepository::new(
+                        db.clone(),
+                        PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
+                            .expect("the configured platform secret key is long enough"),
+                    )),
+                    resolver: Arc::new(DnsResolver),
+                    sender: Arc::new(
+                        HttpWebhookSender::new(
+                            Arc::new(DnsResolver),
+                            AllowList::new(&settings.webhook_allow_insecure_hosts),
+                            SenderSettings::default(),
+                        )
+                        .expect("the webhook HTTP client builds (rustls, no system config)"),
+                    ),
+                    clock: clock.clone(),
+                },
                 AllowList::new(&settings.webhook_allow_insecure_hosts),
-                clock.clone(),
             ),
             featured: FeaturedService::new(
                 Arc::new(PgFeaturedRepository::new(db.clone())),

@@ -11,6 +11,7 @@ pub mod guard;
 mod model;
 pub mod names;
 mod ports;
+pub mod samples;
 mod service;
 pub mod signing;
 #[cfg(any(test, feature = "testing"))]
@@ -24,4 +25,6 @@ pub use model::{
 };
 pub use names::{LEGACY_NAMES, from_dotted_name, from_legacy_name, legacy_name};
 pub use ports::{HostResolver, WebhookRepository, WebhookSender};
-pub use service::{MAX_BEARER_TOKEN, MAX_ENDPOINT_NAME, MAX_OBJECT_IDS, WebhookService};
+pub use service::{
+    MAX_BEARER_TOKEN, MAX_ENDPOINT_NAME, MAX_OBJECT_IDS, SampleSent, WebhookPorts, WebhookService,
+};

@@ -112,6 +112,8 @@ pub struct NewWebhookEndpoint {
 pub struct CreatedEndpoint {
     pub endpoint: WebhookEndpoint,
     pub signing_secret: SecretText,
+    /// The sample of the endpoint's first event, when the caller asked for one.
+    pub sample: Option<crate::SampleSent>,
 }
 
 /// What a caller asks to create, as sent.
@@ -123,6 +125,8 @@ pub struct EndpointRequest {
     pub name: Option<String>,
     pub bearer_token: Option<String>,
     pub object_ids: Vec<String>,
+    /// Deliver a sample of the first event right after creation.
+    pub immediate_sample: bool,
 }
 
 /// One signed POST to an endpoint: what a [`crate::WebhookSender`] sends.

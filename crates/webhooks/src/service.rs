@@ -12,9 +12,11 @@ use uuid::Uuid;
 
 use crate::guard::{AllowList, Refusal, Target, check_addresses, parse_destination};
 use crate::names::{from_dotted_name, from_legacy_name};
+use crate::samples::{SAMPLE_ID_PREFIX, sample_event};
 use crate::{
-    CreatedEndpoint, EndpointRequest, EndpointSecrets, HostResolver, NewWebhookEndpoint,
-    SecretText, WebhookEndpoint, WebhookId, WebhookRepository, generate_signing_secret,
+    CreatedEndpoint, Delivery, DeliveryOutcome, EndpointRequest, EndpointSecrets, HostResolver,
+    NewWebhookEndpoint, SecretText, WebhookEndpoint, WebhookId, WebhookRepository, WebhookSender,
+    generate_signing_secret,
 };
 
 #[cfg(test)]
@@ -48,28 +50,102 @@ const SUBSCRIPTION: Door = Door {
     object_ids_field: "subscribed_objects",
 };
 
+/// What a sample delivery did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleSent {
+    pub event: EventType,
+    pub outcome: DeliveryOutcome,
+}
+
+/// The ports of [`WebhookService`].
+#[derive(Clone)]
+pub struct WebhookPorts {
+    pub endpoints: Arc<dyn WebhookRepository>,
+    pub resolver: Arc<dyn HostResolver>,
+    pub sender: Arc<dyn WebhookSender>,
+    pub clock: SharedClock,
+}
+
 /// An organization's webhook endpoints.
 #[derive(Clone)]
 pub struct WebhookService {
     endpoints: Arc<dyn WebhookRepository>,
     resolver: Arc<dyn HostResolver>,
+    sender: Arc<dyn WebhookSender>,
     allow: Arc<AllowList>,
     clock: SharedClock,
 }
 
 impl WebhookService {
-    pub fn new(
-        endpoints: Arc<dyn WebhookRepository>,
-        resolver: Arc<dyn HostResolver>,
-        allow: AllowList,
-        clock: SharedClock,
-    ) -> Self {
+    pub fn new(ports: WebhookPorts, allow: AllowList) -> Self {
         WebhookService {
-            endpoints,
-            resolver,
+            endpoints: ports.endpoints,
+            resolver: ports.resolver,
+            sender: ports.sender,
             allow: Arc::new(allow),
-            clock,
+            clock: ports.clock,
         }
+    }
+
+    /// `POST /v1/webhooks/{id}/sample/`: delivers a sample event of the dotted type `event` to
+    /// an endpoint the actor may see, now, and says how it went.
+    pub async fn send_sample(
+        &self,
+        actor: &User,
+        id: WebhookId,
+        event: &str,
+    ) -> Result<SampleSent, Error> {
+        let endpoint = self.get(actor, id).await?;
+        let event = one_event(event, "event", false)?;
+        self.deliver_sample(&endpoint, event).await
+    }
+
+    /// `POST /v1/webhook-subscription/sample/`: admins only; delivers a sample of `event_type`
+    /// (upper-case or dotted) to the organization's endpoint of this URL (`not_found` without
+    /// one).
+    pub async fn send_subscription_sample(
+        &self,
+        actor: &User,
+        url: &str,
+        event_type: &str,
+    ) -> Result<SampleSent, Error> {
+        require_admin(actor, "manage webhook subscriptions")?;
+        let event = one_event(event_type, "event_type", true)?;
+        let url = normalize_url(url);
+        let endpoints = self
+            .endpoints
+            .list_endpoints(actor.org_id, None, PageRequest::all())
+            .await?;
+        let endpoint = endpoints
+            .results
+            .into_iter()
+            .find(|e| e.url == url)
+            .ok_or_else(Error::not_found)?;
+        self.deliver_sample(&endpoint, event).await
+    }
+
+    async fn deliver_sample(
+        &self,
+        endpoint: &WebhookEndpoint,
+        event_type: EventType,
+    ) -> Result<SampleSent, Error> {
+        let secrets = self
+            .endpoints
+            .endpoint_secrets(endpoint.org_id, endpoint.id)
+            .await?;
+        let now = self.clock.now();
+        let event = sample_event(endpoint.org_id, event_type, now);
+        let delivery = Delivery {
+            url: endpoint.url.clone(),
+            message_id: format!("{SAMPLE_ID_PREFIX}{}", event.id),
+            timestamp: now.unix_timestamp(),
+            body: event.payload().to_string().into_bytes(),
+            secrets,
+        };
+        Ok(SampleSent {
+            event: event_type,
+            outcome: self.sender.send(&delivery).await,
+        })
     }
 
     /// `POST /v1/webhooks/`: members and admins (not guests); dotted event names.
@@ -123,9 +199,14 @@ impl WebhookService {
             created_at: self.clock.now(),
         };
         let endpoint = self.endpoints.create_endpoint(actor.org_id, &new).await?;
+        let sample = match (request.immediate_sample, endpoint.events.first()) {
+            (true, Some(&first)) => Some(self.deliver_sample(&endpoint, first).await?),
+            _ => None,
+        };
         Ok(CreatedEndpoint {
             endpoint,
             signing_secret,
+            sample,
         })
     }
 
@@ -167,7 +248,7 @@ impl WebhookService {
         if url.is_empty() {
             return Err(Error::invalid_field("url", "This field may not be blank."));
         }
-        let normalized = url::Url::parse(url).map_or_else(|_| url.to_owned(), |u| u.to_string());
+        let normalized = normalize_url(url);
         match self
             .endpoints
             .delete_endpoints_by_url(actor.org_id, &normalized)
@@ -194,6 +275,20 @@ impl WebhookService {
         }
         Ok(destination.url)
     }
+}
+
+/// A URL as stored: normalized by the WHATWG rules when it parses.
+fn normalize_url(url: &str) -> String {
+    let url = url.trim();
+    url::Url::parse(url).map_or_else(|_| url.to_owned(), |u| u.to_string())
+}
+
+/// The one event a sample names: dotted (or upper-case too, on the legacy form).
+fn one_event(name: &str, field: &str, legacy: bool) -> Result<EventType, Error> {
+    let name = name.trim();
+    from_dotted_name(name)
+        .or_else(|| legacy.then(|| from_legacy_name(name)).flatten())
+        .ok_or_else(|| Error::invalid_field(field, format!("Unknown event type: {name}.")))
 }
 
 /// A guard refusal as a 400 on `url`, its reason in `extra.reason`.

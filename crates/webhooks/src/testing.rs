@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 
 use crate::{
-    EndpointSecrets, HostResolver, NewWebhookEndpoint, WebhookEndpoint, WebhookId,
-    WebhookRepository,
+    Delivery, DeliveryOutcome, EndpointSecrets, HostResolver, NewWebhookEndpoint, WebhookEndpoint,
+    WebhookId, WebhookRepository, WebhookSender,
 };
 
 /// Endpoints and their secrets in memory, as the Postgres adapter keeps them.
@@ -151,5 +151,43 @@ impl HostResolver for StaticResolver {
             .get(&host.to_ascii_lowercase())
             .cloned()
             .ok_or_else(|| format!("{host} is not known"))
+    }
+}
+
+/// Records every delivery and answers one set outcome (2xx by default).
+pub struct RecordingSender {
+    sent: Mutex<Vec<Delivery>>,
+    outcome: Mutex<DeliveryOutcome>,
+}
+
+impl Default for RecordingSender {
+    fn default() -> Self {
+        RecordingSender {
+            sent: Mutex::new(Vec::new()),
+            outcome: Mutex::new(DeliveryOutcome::Delivered { status: 200 }),
+        }
+    }
+}
+
+impl RecordingSender {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What every later delivery answers.
+    pub fn answer(&self, outcome: DeliveryOutcome) {
+        *self.outcome.lock().unwrap() = outcome;
+    }
+
+    pub fn sent(&self) -> Vec<Delivery> {
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl WebhookSender for RecordingSender {
+    async fn send(&self, delivery: &Delivery) -> DeliveryOutcome {
+        self.sent.lock().unwrap().push(delivery.clone());
+        self.outcome.lock().unwrap().clone()
     }
 }

@@ -129,8 +129,13 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(webhooks::list_webhooks, P::read().api_key_only())
         .add(webhooks::get_webhook, P::read().api_key_only())
         .add(webhooks::delete_webhook, P::write().api_key_only())
+        .add(webhooks::send_sample, P::write().api_key_only())
         .add(
             webhooks::create_subscription,
+            P::write().api_key_only().admin_only(),
+        )
+        .add(
+            webhooks::send_subscription_sample,
             P::write().api_key_only().admin_only(),
         )
         .add(

@@ -1,13 +1,14 @@
 //! `/v1/webhooks/`: an organization's webhook endpoints; `/v1/webhook-subscription/`: the legacy
 //! form of the same (admins only, upper-case event names). Rules in
-//! `teamcomm_webhooks::WebhookService`; delivery and the sample routes come with the delivery
-//! machinery.
+//! `teamcomm_webhooks::WebhookService`. Samples are delivered at once through the webhooks
+//! sender (`teamcomm-webhook-http`); deliveries of real events come with the outbox reader.
 
 use actix_web::{HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
-use teamcomm_kernel::{Error, WireEnum};
+use teamcomm_kernel::WireEnum;
 use teamcomm_webhooks::{
-    CreatedEndpoint, EndpointRequest, WebhookEndpoint, WebhookId, legacy_name,
+    CreatedEndpoint, DeliveryOutcome, EndpointRequest, SampleSent, WebhookEndpoint, WebhookId,
+    legacy_name,
 };
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -53,6 +54,44 @@ impl From<&WebhookEndpoint> for WebhookView {
     }
 }
 
+/// What a sample delivery did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SampleView {
+    /// `sent` when the receiver answered 2xx, else `failed`.
+    #[schema(example = "sent")]
+    pub status: &'static str,
+    /// The dotted event type of the sample.
+    pub event: String,
+    /// What happened, for a person: the receiver's status, or why nothing was delivered.
+    pub message: String,
+}
+
+impl From<&SampleSent> for SampleView {
+    fn from(s: &SampleSent) -> Self {
+        let event = s.event.as_str().to_owned();
+        let (status, message) = match &s.outcome {
+            DeliveryOutcome::Delivered { status } => (
+                "sent",
+                format!("The sample {event} event was delivered (HTTP {status})."),
+            ),
+            DeliveryOutcome::Gone => ("failed", "The receiver answered 410 Gone.".to_owned()),
+            DeliveryOutcome::Failed { error, .. } => (
+                "failed",
+                format!("The sample could not be delivered: {error}."),
+            ),
+            DeliveryOutcome::Refused(refusal) => (
+                "failed",
+                format!("The sample was not sent: {}", refusal.message()),
+            ),
+        };
+        SampleView {
+            status,
+            event,
+            message,
+        }
+    }
+}
+
 /// A created endpoint with its signing secret, shown this once.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedWebhookView {
@@ -61,6 +100,9 @@ pub struct CreatedWebhookView {
     /// The Standard Webhooks signing secret (`whsec_` + base64): deliveries carry
     /// `webhook-id`, `webhook-timestamp` and `webhook-signature` made with it. Shown only here.
     pub secret: String,
+    /// The sample delivered at creation, with `immediate_sample_event: true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleView>,
 }
 
 impl From<&CreatedEndpoint> for CreatedWebhookView {
@@ -68,6 +110,7 @@ impl From<&CreatedEndpoint> for CreatedWebhookView {
         CreatedWebhookView {
             endpoint: WebhookView::from(&c.endpoint),
             secret: c.signing_secret.expose().to_owned(),
+            sample: c.sample.as_ref().map(SampleView::from),
         }
     }
 }
@@ -90,20 +133,9 @@ pub struct CreateWebhookBody {
     bearer_token: Option<String>,
     /// Check-in or form UUIDs whose events alone are delivered.
     object_ids: Option<Vec<String>>,
-    /// Sample deliveries are not available yet: only `false` is accepted.
+    /// True delivers a sample of the first event (in the order of docs/events.md) right after
+    /// creation; the 201 then carries `sample`.
     immediate_sample_event: Option<bool>,
-}
-
-/// No sample can be sent before the delivery machinery exists: asking for one is refused
-/// rather than silently ignored.
-fn refuse_sample(asked: Option<bool>) -> Result<(), Error> {
-    if asked == Some(true) {
-        return Err(Error::invalid_field(
-            "immediate_sample_event",
-            "Sample deliveries are not available yet.",
-        ));
-    }
-    Ok(())
 }
 
 #[utoipa::path(
@@ -122,13 +154,13 @@ pub async fn create_webhook(
     body: JsonBody<CreateWebhookBody>,
 ) -> ApiResult<HttpResponse> {
     let b = body.0;
-    refuse_sample(b.immediate_sample_event)?;
     let request = EndpointRequest {
         url: b.url,
         events: b.events,
         name: b.name,
         bearer_token: b.bearer_token,
         object_ids: b.object_ids.unwrap_or_default(),
+        immediate_sample: b.immediate_sample_event.unwrap_or(false),
     };
     let created = state.webhooks.create(caller.user(), &request).await?;
     Ok(HttpResponse::Created().json(CreatedWebhookView::from(&created)))
@@ -216,7 +248,7 @@ pub struct CreateSubscriptionBody {
     name: Option<String>,
     /// Sent as `X-BEARER` with each delivery.
     bearer: Option<String>,
-    /// Sample deliveries are not available yet: only `false` is accepted.
+    /// True delivers a sample of the first event right after registration.
     immediate_sample_event: Option<bool>,
 }
 
@@ -229,6 +261,9 @@ pub struct SubscriptionView {
     pub subscriptions: Vec<String>,
     /// The signing secret, shown only here (as on `POST /v1/webhooks/`).
     pub secret: String,
+    /// The sample delivered at registration, with `immediate_sample_event: true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleView>,
 }
 
 #[utoipa::path(
@@ -247,7 +282,6 @@ pub async fn create_subscription(
     body: JsonBody<CreateSubscriptionBody>,
 ) -> ApiResult<HttpResponse> {
     let b = body.0;
-    refuse_sample(b.immediate_sample_event)?;
     let request = EndpointRequest {
         url: b.url,
         events: b.subscriptions.into_vec(),
@@ -257,6 +291,7 @@ pub async fn create_subscription(
             .subscribed_objects
             .map(OneOrMany::into_vec)
             .unwrap_or_default(),
+        immediate_sample: b.immediate_sample_event.unwrap_or(false),
     };
     let created = state
         .webhooks
@@ -271,6 +306,7 @@ pub async fn create_subscription(
             .map(|e| legacy_name(*e).to_owned())
             .collect(),
         secret: created.signing_secret.expose().to_owned(),
+        sample: created.sample.as_ref().map(SampleView::from),
     };
     Ok(HttpResponse::Created().json(view))
 }
@@ -303,4 +339,73 @@ pub async fn delete_subscription(
         .delete_subscription(caller.user(), &body.0.url)
         .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Body of `POST /v1/webhooks/{id}/sample/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SampleBody {
+    /// The dotted event type of the sample (docs/events.md), not necessarily one the endpoint
+    /// subscribes to.
+    #[schema(example = "kudos.posted")]
+    event: String,
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path)),
+    request_body = SampleBody,
+    responses(
+        (status = 200, description = "Delivered now, signed like any delivery (`webhook-id` starts with `sample_`); `status` says whether the receiver took it", body = SampleView),
+        (status = 400, description = "`params_validation_error`: an unknown event", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[post("/v1/webhooks/{id}/sample/")]
+pub async fn send_sample(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+    body: JsonBody<SampleBody>,
+) -> ApiResult<HttpResponse> {
+    let sent = state
+        .webhooks
+        .send_sample(caller.user(), WebhookId(*id), &body.0.event)
+        .await?;
+    Ok(HttpResponse::Ok().json(SampleView::from(&sent)))
+}
+
+/// Body of `POST /v1/webhook-subscription/sample/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionSampleBody {
+    /// Upper-case (or dotted) event type.
+    #[schema(example = "KUDOS_POSTED")]
+    event_type: String,
+    /// The URL of one of the organization's subscriptions.
+    url: String,
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    request_body = SubscriptionSampleBody,
+    responses(
+        (status = 200, body = SampleView),
+        (status = 400, description = "`params_validation_error`: an unknown event", body = ErrorBody),
+        (status = 403, description = "`org_admin_required`", body = ErrorBody),
+        (status = 404, description = "no subscription of the organization has this URL", body = ErrorBody),
+    )
+)]
+#[post("/v1/webhook-subscription/sample/")]
+pub async fn send_subscription_sample(
+    state: web::Data<AppState>,
+    caller: Caller,
+    body: JsonBody<SubscriptionSampleBody>,
+) -> ApiResult<HttpResponse> {
+    let b = body.0;
+    let sent = state
+        .webhooks
+        .send_subscription_sample(caller.user(), &b.url, &b.event_type)
+        .await?;
+    Ok(HttpResponse::Ok().json(SampleView::from(&sent)))
 }

@@ -10,10 +10,12 @@ use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Organization, User};
 
 use super::*;
 use crate::SIGNING_SECRET_BYTES;
-use crate::testing::{InMemoryWebhookRepository, StaticResolver};
+use crate::testing::{InMemoryWebhookRepository, RecordingSender, StaticResolver};
+use crate::{DeliveryOutcome, Refusal};
 
 struct World {
     repo: Arc<InMemoryWebhookRepository>,
+    sender: Arc<RecordingSender>,
     service: WebhookService,
     admin: User,
     member: User,
@@ -40,14 +42,19 @@ impl World {
             .with("localhost", &["127.0.0.1", "::1"])
             .with("rebind.example.com", &["93.184.215.14", "10.0.0.7"])
             .with("dev.test", &["192.168.0.10"]);
+        let sender = Arc::new(RecordingSender::new());
         let service = WebhookService::new(
-            repo.clone(),
-            Arc::new(resolver),
+            WebhookPorts {
+                endpoints: repo.clone(),
+                resolver: Arc::new(resolver),
+                sender: sender.clone(),
+                clock: Arc::new(SystemClock),
+            },
             AllowList::new(["dev.test"]),
-            Arc::new(SystemClock),
         );
         World {
             repo,
+            sender,
             service,
             admin: person(&org, &acme, "ada@acme.test", "admin").await,
             member: person(&org, &acme, "mia@acme.test", "member").await,
@@ -392,4 +399,125 @@ async fn the_legacy_form_is_admin_only_and_speaks_upper_case() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn a_sample_is_delivered_signed_to_the_endpoint_and_its_outcome_told() {
+    let w = World::new().await;
+    let created = w
+        .service
+        .create(
+            &w.member,
+            &EndpointRequest {
+                bearer_token: Some("tok".into()),
+                ..request("https://hooks.example.com/in", &["kudos.posted"])
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.sample, None);
+    assert!(w.sender.sent().is_empty());
+    let id = created.endpoint.id;
+    let sent = w
+        .service
+        .send_sample(&w.member, id, "forms.response.created")
+        .await
+        .unwrap();
+    assert_eq!(sent.event, EventType::FormsResponseCreated);
+    assert_eq!(sent.outcome, DeliveryOutcome::Delivered { status: 200 });
+    let d = &w.sender.sent()[0];
+    assert_eq!(d.url, "https://hooks.example.com/in");
+    assert!(d.message_id.starts_with("sample_"));
+    assert_eq!(d.secrets.signing_secret, created.signing_secret);
+    assert_eq!(d.secrets.bearer_token.as_ref().unwrap().expose(), "tok");
+    let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
+    assert_eq!(body["event"], "forms.response.created");
+    assert_eq!(body["organization_uuid"], w.member.org_id.0.to_string());
+
+    // The outcome is told as it is; unknown events, others' endpoints are refused.
+    let refused = DeliveryOutcome::Refused(Refusal::Unresolvable("x".into()));
+    w.sender.answer(refused.clone());
+    let sent = w
+        .service
+        .send_sample(&w.member, id, "kudos.posted")
+        .await
+        .unwrap();
+    assert_eq!(sent.outcome, refused);
+    let e = w
+        .service
+        .send_sample(&w.member, id, "KUDOS_POSTED")
+        .await
+        .unwrap_err();
+    assert!(field_error(&e, "event").contains("KUDOS_POSTED"));
+    for actor in [&w.other_member, &w.outsider] {
+        let e = w
+            .service
+            .send_sample(actor, id, "kudos.posted")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+    }
+    assert_eq!(w.sender.sent().len(), 2);
+}
+
+#[tokio::test]
+async fn immediate_sample_event_sends_the_first_event_at_creation() {
+    let w = World::new().await;
+    let created = w
+        .service
+        .create(
+            &w.admin,
+            &EndpointRequest {
+                immediate_sample: true,
+                ..request(
+                    "https://hooks.example.com/in",
+                    &["organization.user_activated", "forms.response.created"],
+                )
+            },
+        )
+        .await
+        .unwrap();
+    let sample = created.sample.expect("a sample");
+    // The first in the spec's order, not in the order given.
+    assert_eq!(sample.event, EventType::FormsResponseCreated);
+    assert_eq!(w.sender.sent().len(), 1);
+}
+
+#[tokio::test]
+async fn the_legacy_sample_is_admin_only_and_finds_the_endpoint_by_url() {
+    let w = World::new().await;
+    w.service
+        .create_subscription(
+            &w.admin,
+            &request("https://hooks.example.com/legacy", &["KUDOS_POSTED"]),
+        )
+        .await
+        .unwrap();
+    let e = w
+        .service
+        .send_subscription_sample(
+            &w.member,
+            "https://hooks.example.com/legacy",
+            "KUDOS_POSTED",
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::OrgAdminRequired);
+    let e = w
+        .service
+        .send_subscription_sample(&w.admin, "https://hooks.example.com/other", "KUDOS_POSTED")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    let sent = w
+        .service
+        .send_subscription_sample(
+            &w.admin,
+            "https://HOOKS.example.com/legacy",
+            "FORMS_RESPONSE_CREATED",
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent.event, EventType::FormsResponseCreated);
+    assert_eq!(w.sender.sent()[0].url, "https://hooks.example.com/legacy");
 }
