@@ -269,6 +269,12 @@ impl EmailService {
             .find_users_by_email(actor.org_id, &addresses)
             .await?;
         recipients.retain(|u| u.is_active);
+        // In the order addressed (the store answers in its own order).
+        recipients.sort_by_key(|u| {
+            addresses
+                .iter()
+                .position(|a| a.eq_ignore_ascii_case(&u.email))
+        });
         let total_recipients = addresses.len();
         let queued = self
             .queue(actor, recipients, subject?, &request.body_html)
