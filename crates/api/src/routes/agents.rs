@@ -30,7 +30,10 @@ pub struct AgentEmailBody {
     body_html: String,
     /// The client's own data; accepted and not kept.
     #[serde(default)]
-    #[expect(dead_code, reason = "parsed so it must be an object; not kept (decisions §52)")]
+    #[expect(
+        dead_code,
+        reason = "parsed so it must be an object; not kept (decisions §52)"
+    )]
     metadata: Option<Map<String, Value>>,
 }
 
