@@ -97,7 +97,12 @@ fn required_sample(doc: &Value, schema: &Value) -> Map<String, Value> {
 
 #[actix_web::test]
 async fn required_fields_are_exactly_those_whose_absence_is_refused() {
-    let app = TestApp::spawn().await;
+    // The documented webhook URL's host resolves nowhere offline: allow-listed, it is taken as
+    // it is (the destination guard has its own tests).
+    let app = TestApp::builder()
+        .var("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "hooks.example.com")
+        .spawn()
+        .await;
     let (_, _, session, key) = app.org_with_admin_key("business").await;
     let operator = format!("Bearer {OPERATOR_TOKEN}");
     let doc = app.send("GET", "/v1/openapi.json", &[], None).await.body;

@@ -214,7 +214,25 @@ pub async fn delete_webhook(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// One event name or a list of them.
+/// One event name or a list of them (upper-case or dotted).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+#[schema(example = json!(["FORMS_RESPONSE_CREATED"]))]
+pub enum EventNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl EventNames {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            EventNames::One(s) => vec![s],
+            EventNames::Many(v) => v,
+        }
+    }
+}
+
+/// One value or a list of them.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
@@ -240,8 +258,7 @@ pub struct CreateSubscriptionBody {
     url: String,
     /// Upper-case event names (`FOLLOWUPS_DAILY_FINISHED`, `FORMS_RESPONSE_CREATED`; the table
     /// in docs/events.md); dotted names are accepted too.
-    #[schema(example = json!(["FORMS_RESPONSE_CREATED"]))]
-    subscriptions: OneOrMany,
+    subscriptions: EventNames,
     /// Check-in or form UUIDs whose events alone are delivered.
     subscribed_objects: Option<OneOrMany>,
     #[schema(max_length = 255)]
