@@ -335,6 +335,16 @@ catalogue! {
     ConversationCanNotBeOpened => ("conversation_can_not_be_opened", 400),
     /// The organization's chat platform has no group conversations.
     OpenConversationNotSupported => ("open_conversation_not_supported", 406),
+
+    // --- workflows (issue 9) ---
+    /// Only `api_trigger` workflows can be triggered through the API.
+    WorkflowNotTriggerable => ("workflow_not_triggerable", 400),
+    /// The trigger `payload` is not a JSON object of at most 8 KiB.
+    WorkflowTriggerPayloadInvalid => ("workflow_trigger_payload_invalid", 400),
+    /// The caller may not run this workflow.
+    WorkflowExecuteNotAllowed => ("workflow_execute_not_allowed", 403),
+    /// The workflow is frozen or inactive and cannot run.
+    WorkflowFrozen => ("workflow_frozen", 409),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -22,15 +22,18 @@ pub enum JobKind {
     ChatMessage,
     /// Deliver one e-mail (payload: the e-mail id).
     Email,
+    /// Run one workflow run's actions (payload: the run id).
+    WorkflowRun,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 2] = [JobKind::ChatMessage, JobKind::Email];
+    pub const ALL: [JobKind; 3] = [JobKind::ChatMessage, JobKind::Email, JobKind::WorkflowRun];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             JobKind::ChatMessage => "chat_message",
             JobKind::Email => "email",
+            JobKind::WorkflowRun => "workflow_run",
         }
     }
 

@@ -198,6 +198,8 @@ impl DeliveryWorker {
         let run = match job.kind {
             JobKind::ChatMessage => self.deliver_message(job, now).await,
             JobKind::Email => self.deliver_email(job, now).await,
+            // Never claimed here (the workflow worker runs them).
+            JobKind::WorkflowRun => Ok(Outcome::Failed("not a message or e-mail job".into())),
         };
         let outcome = match run {
             Ok(outcome) => outcome,
@@ -420,6 +422,7 @@ impl DeliveryWorker {
                         .await?;
                 }
             }
+            JobKind::WorkflowRun => {}
         }
         Ok(())
     }
