@@ -24,6 +24,7 @@ mod lifecycle;
 mod logging;
 mod me;
 mod messaging;
+mod metrics;
 mod openapi;
 mod operator;
 mod process;

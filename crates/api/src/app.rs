@@ -31,6 +31,7 @@ pub fn app(
         .configure(crate::routes::configure)
         .into_app()
         .configure(crate::routes::integrations::configure)
+        .service(crate::metrics::scrape)
         .service(docs_ui())
         .route("/docs", web::get().to(docs_redirect))
         .configure(|cfg| {
@@ -50,6 +51,7 @@ pub fn app(
         .wrap(from_fn(normalize_request))
         .wrap(TracingLogger::default())
         .wrap(from_fn(crate::telemetry::access_log))
+        .wrap(from_fn(crate::metrics::record))
 }
 
 /// Swagger UI over the document served at `/v1/openapi.json` (not a second copy of it); its

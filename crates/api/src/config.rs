@@ -80,6 +80,9 @@ pub struct Settings {
     /// Hosts webhooks may reach over plain `http://` and at internal addresses
     /// (`TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`, comma-separated; local testing only).
     pub webhook_allow_insecure_hosts: Vec<String>,
+    /// Clients (by address) that may read `GET /metrics` (`TEAMCOMM_METRICS_ALLOW`; loopback
+    /// by default; empty: nobody).
+    pub metrics_allow: Vec<ipnet::IpNet>,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
     pub smtp: Option<SmtpSettings>,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
@@ -131,7 +134,33 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AGENT",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AUTH",
     "TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER",
+    "TEAMCOMM_METRICS_ALLOW",
 ];
+
+/// The networks of `TEAMCOMM_METRICS_ALLOW` (comma-separated CIDRs or bare addresses; blank
+/// entries ignored), or loopback when unset.
+fn metrics_networks(value: Option<&str>) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(crate::metrics::DEFAULT_ALLOW
+            .iter()
+            .map(|n| n.parse().expect("the default networks parse"))
+            .collect());
+    };
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            n.parse::<ipnet::IpNet>()
+                .or_else(|_| n.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    ConfigError(format!(
+                        "TEAMCOMM_METRICS_ALLOW: {n} is not an address or a CIDR network"
+                    ))
+                })
+        })
+        .collect()
+}
 
 /// The hosts of `TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`: names or IP addresses, comma-separated
 /// (blank entries ignored); anything with a scheme, path, port, user or space is refused.
@@ -336,6 +365,9 @@ impl Settings {
         };
         let webhook_allow_insecure_hosts =
             webhook_hosts(get("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS").as_deref())?;
+        // Set but empty means nobody (not the default).
+        let metrics_allow =
+            metrics_networks(vars.get("TEAMCOMM_METRICS_ALLOW").map(String::as_str))?;
         let cores = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2);
@@ -370,6 +402,7 @@ impl Settings {
             worker_concurrency: count("TEAMCOMM_WORKER_CONCURRENCY", 8, 64)?,
             checkin_tick: secs("TEAMCOMM_CHECKIN_TICK_SECS", 30, 1, 3600)?,
             webhook_allow_insecure_hosts,
+            metrics_allow,
             smtp,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
@@ -533,6 +566,26 @@ mod tests {
     }
 
     #[test]
+    fn metrics_are_for_loopback_unless_told_otherwise() {
+        let nets = |s: &Settings| {
+            s.metrics_allow
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        let s = Settings::from_vars(&vars(&[]), true).unwrap();
+        assert_eq!(nets(&s), ["127.0.0.0/8", "::1/128"]);
+        let s = Settings::from_vars(
+            &vars(&[("TEAMCOMM_METRICS_ALLOW", " 10.0.0.0/8,, 192.168.1.7 ")]),
+            true,
+        )
+        .unwrap();
+        assert_eq!(nets(&s), ["10.0.0.0/8", "192.168.1.7/32"]);
+        let s = Settings::from_vars(&vars(&[("TEAMCOMM_METRICS_ALLOW", "")]), true).unwrap();
+        assert!(s.metrics_allow.is_empty(), "empty: nobody");
+    }
+
+    #[test]
     fn refuses_bad_values_of_known_names() {
         for (k, v) in [
             ("TEAMCOMM_PLAN_CACHE_TTL_SECS", "soon"),
@@ -547,6 +600,8 @@ mod tests {
             ("TEAMCOMM_WORKER_TICK_MS", "0"),
             ("TEAMCOMM_WORKER_LEASE_SECS", "0"),
             ("TEAMCOMM_WORKER_CONCURRENCY", "0"),
+            ("TEAMCOMM_METRICS_ALLOW", "10.0.0.0/33"),
+            ("TEAMCOMM_METRICS_ALLOW", "localhost"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "0"),
             ("TEAMCOMM_CHECKIN_TICK_SECS", "3601"),
             ("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "http://localhost"),

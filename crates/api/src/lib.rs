@@ -12,6 +12,7 @@ pub mod extract;
 pub mod jwt;
 pub mod localpg;
 pub mod messaging;
+pub mod metrics;
 pub mod middleware;
 pub mod openapi;
 pub mod paging;

@@ -75,6 +75,8 @@ pub struct AppState {
     pub jwt: JwtKeys,
     /// Hourly budgets per credential and scope.
     pub rate_limits: RateLimits,
+    /// What `GET /metrics` shows.
+    pub metrics: crate::metrics::Metrics,
     /// What the readiness probe asks.
     pub readiness: Arc<dyn Readiness>,
     pub settings: Arc<Settings>,
@@ -273,6 +275,7 @@ impl AppState {
                 settings.rate_quotas.clone(),
                 Arc::new(InProcessRateLimiter::default()),
             ),
+            metrics: crate::metrics::Metrics::new(db.clone()),
             readiness: Arc::new(db.clone()),
             settings: Arc::new(settings),
             clock,
@@ -287,7 +290,9 @@ impl AppState {
     pub async fn deliver_due(&self) -> Result<RunSummary, RepoError> {
         // The backoff's full jitter spreads the retries of jobs that failed together.
         let mut jitter = || rand::random::<f64>();
-        self.delivery.run_once(self.clock.now(), &mut jitter).await
+        let summary = self.delivery.run_once(self.clock.now(), &mut jitter).await?;
+        self.metrics.delivery_pass(&summary);
+        Ok(summary)
     }
 
     /// One pass of the check-in engine at the clock's instant: opens the rounds due and asks

@@ -12,7 +12,7 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
     quote_ident, run_migrations, split_database,
 };
-pub use repo::PgJobQueue;
+pub use repo::{Backlog, PgJobQueue};
 pub use repo::PgPollCursors;
 pub use repo::PgRoundRepository;
 pub use repo::PgWebhookRepository;

@@ -236,6 +236,16 @@ fn fenced(updated: usize) -> Result<(), RepoError> {
     Ok(())
 }
 
+/// The unfinished jobs of one kind (see [`PgJobQueue::backlog`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Backlog {
+    pub kind: String,
+    /// Queued and running jobs.
+    pub depth: i64,
+    /// The earliest `run_at` among them: how long the oldest has been due, when in the past.
+    pub oldest_run_at: Option<OffsetDateTime>,
+}
+
 /// Postgres implementation of [`JobQueue`], plus enqueueing for callers with no change of
 /// their own and a job's state for tests and operators.
 #[derive(Clone)]
@@ -252,6 +262,28 @@ impl PgJobQueue {
     pub async fn enqueue(&self, new_jobs: &[NewJob]) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
         enqueue(&mut conn, new_jobs).await.map_err(db_error)
+    }
+
+    /// The unfinished jobs of each kind that has some: how many, and the earliest `run_at`
+    /// among them (for the operator's metrics; read through `jobs_due_idx`'s predicate).
+    pub async fn backlog(&self) -> Result<Vec<Backlog>, RepoError> {
+        use diesel::dsl::{count_star, min};
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<(String, i64, Option<OffsetDateTime>)> = jobs::table
+            .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
+            .group_by(jobs::kind)
+            .select((jobs::kind, count_star(), min(jobs::run_at)))
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows
+            .into_iter()
+            .map(|(kind, depth, oldest_run_at)| Backlog {
+                kind,
+                depth,
+                oldest_run_at,
+            })
+            .collect())
     }
 
     /// Where the job stands, if it exists.

@@ -22,7 +22,7 @@ pub use checkins::PgCheckinRepository;
 pub use cursors::PgPollCursors;
 pub use forms::PgFormRepository;
 pub use invitations::PgInvitationRepository;
-pub use jobs::PgJobQueue;
+pub use jobs::{Backlog, PgJobQueue};
 pub use keys::PgKeyRepository;
 pub use kudos::PgKudosRepository;
 pub use labels::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
