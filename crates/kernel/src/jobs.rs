@@ -22,17 +22,25 @@ pub enum JobKind {
     ChatMessage,
     /// Deliver one e-mail (payload: the e-mail id).
     Email,
+    /// Deliver one event to one webhook endpoint (payload: the webhook delivery id).
+    WebhookDelivery,
     /// Run one workflow run's actions (payload: the run id).
     WorkflowRun,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 3] = [JobKind::ChatMessage, JobKind::Email, JobKind::WorkflowRun];
+    pub const ALL: [JobKind; 4] = [
+        JobKind::ChatMessage,
+        JobKind::Email,
+        JobKind::WebhookDelivery,
+        JobKind::WorkflowRun,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             JobKind::ChatMessage => "chat_message",
             JobKind::Email => "email",
+            JobKind::WebhookDelivery => "webhook_delivery",
             JobKind::WorkflowRun => "workflow_run",
         }
     }
@@ -450,6 +458,10 @@ mod tests {
             assert_eq!(JobKind::parse(k.as_str()), Some(k));
         }
         assert_eq!(JobKind::parse("nope"), None);
+        assert_eq!(
+            JobKind::parse("webhook_delivery"),
+            Some(JobKind::WebhookDelivery)
+        );
     }
 
     mod in_memory {

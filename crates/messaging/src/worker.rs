@@ -200,6 +200,8 @@ impl DeliveryWorker {
             JobKind::Email => self.deliver_email(job, now).await,
             // Never claimed here (the workflow worker runs them).
             JobKind::WorkflowRun => Ok(Outcome::Failed("not a message or e-mail job".into())),
+            // Never claimed here (the webhook worker runs them).
+            JobKind::WebhookDelivery => Ok(Outcome::Failed("not a message or e-mail job".into())),
         };
         let outcome = match run {
             Ok(outcome) => outcome,
@@ -423,6 +425,7 @@ impl DeliveryWorker {
                 }
             }
             JobKind::WorkflowRun => {}
+            JobKind::WebhookDelivery => {}
         }
         Ok(())
     }

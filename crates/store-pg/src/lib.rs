@@ -15,6 +15,7 @@ pub use pool::{
 pub use repo::{Backlog, PgJobQueue};
 pub use repo::PgPollCursors;
 pub use repo::PgRoundRepository;
+pub use repo::PgWebhookDeliveries;
 pub use repo::PgWebhookRepository;
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,

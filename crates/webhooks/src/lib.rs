@@ -5,8 +5,9 @@
 //!
 //! `WebhookService` applies the rules; storage is behind [`WebhookRepository`] and name
 //! resolution behind [`HostResolver`]. `signing` makes and checks Standard Webhooks signatures;
-//! delivery (retries, the outbox) is not here yet.
+//! `delivery` relays outbox events to deliveries and runs them through the durable queue.
 
+pub mod delivery;
 pub mod guard;
 mod model;
 pub mod names;
@@ -17,6 +18,10 @@ pub mod signing;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use delivery::{
+    AttemptRecord, DeliveryRepository, DeliverySettings, DeliveryStatus, DeliveryWork,
+    WebhookDelivery, WebhookRunSummary, WebhookWorker, WebhookWorkerPorts,
+};
 pub use guard::{AllowList, Refusal};
 pub use model::{
     CreatedEndpoint, Delivery, DeliveryOutcome, EndpointRequest, EndpointSecrets,

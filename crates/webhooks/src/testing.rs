@@ -1,4 +1,5 @@
-//! In-memory ports for tests: a [`WebhookRepository`] and a [`HostResolver`] answering from a
+//! In-memory ports for tests: a [`WebhookRepository`] (also the [`DeliveryRepository`], over
+//! an outbox of its own and an [`InMemoryJobQueue`]) and a [`HostResolver`] answering from a
 //! table.
 
 use std::collections::HashMap;
@@ -6,8 +7,15 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use serde_json::json;
+use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
+use teamcomm_kernel::jobs::{JobKind, NewJob};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
+use crate::delivery::subscribed;
+use crate::{AttemptRecord, DeliveryRepository, DeliveryStatus, DeliveryWork, WebhookDelivery};
 use crate::{
     Delivery, DeliveryOutcome, EndpointSecrets, HostResolver, NewWebhookEndpoint, WebhookEndpoint,
     WebhookId, WebhookRepository, WebhookSender,
@@ -17,11 +25,41 @@ use crate::{
 #[derive(Default)]
 pub struct InMemoryWebhookRepository {
     rows: Mutex<Vec<(WebhookEndpoint, EndpointSecrets)>>,
+    /// The outbox: each event and whether it was relayed.
+    events: Mutex<Vec<(Event, bool)>>,
+    deliveries: Mutex<Vec<WebhookDelivery>>,
+    queue: InMemoryJobQueue,
 }
 
 impl InMemoryWebhookRepository {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The queue the relay and replays enqueue on (clones share it).
+    pub fn queue(&self) -> InMemoryJobQueue {
+        self.queue.clone()
+    }
+
+    /// Writes `events` to the outbox, as a change's repository does.
+    pub fn record_events(&self, events: &[Event]) {
+        let mut held = self.events.lock().unwrap();
+        held.extend(events.iter().map(|e| (e.clone(), false)));
+    }
+
+    pub fn deliveries(&self) -> Vec<WebhookDelivery> {
+        self.deliveries.lock().unwrap().clone()
+    }
+
+    fn job(org: OrgId, delivery: Uuid, now: OffsetDateTime, max_attempts: u32) -> NewJob {
+        NewJob {
+            id: Uuid::now_v7(),
+            org_id: org,
+            kind: JobKind::WebhookDelivery,
+            payload: json!({"delivery_id": delivery.to_string()}),
+            run_at: now,
+            max_attempts,
+        }
     }
 }
 
@@ -189,5 +227,191 @@ impl WebhookSender for RecordingSender {
     async fn send(&self, delivery: &Delivery) -> DeliveryOutcome {
         self.sent.lock().unwrap().push(delivery.clone());
         self.outcome.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl DeliveryRepository for InMemoryWebhookRepository {
+    async fn relay(
+        &self,
+        limit: usize,
+        now: OffsetDateTime,
+        max_attempts: u32,
+    ) -> Result<usize, RepoError> {
+        let endpoints: Vec<WebhookEndpoint> = self
+            .rows
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(e, _)| e.clone())
+            .collect();
+        let mut events = self.events.lock().unwrap();
+        let mut deliveries = Vec::new();
+        let mut jobs = Vec::new();
+        let mut relayed = 0;
+        for (event, done) in events.iter_mut().filter(|(_, done)| !done).take(limit) {
+            *done = true;
+            relayed += 1;
+            for endpoint in endpoints.iter().filter(|e| {
+                e.org_id == event.org_id && subscribed(e, event.event_type, event.object_id)
+            }) {
+                let id = Uuid::now_v7();
+                deliveries.push(WebhookDelivery {
+                    id,
+                    org_id: event.org_id,
+                    endpoint_id: endpoint.id,
+                    event_id: event.id,
+                    event_type: event.event_type,
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    last_status_code: None,
+                    last_error: None,
+                    next_attempt_at: Some(now),
+                    delivered_at: None,
+                    created_at: now,
+                    updated_at: now,
+                });
+                jobs.push(Self::job(event.org_id, id, now, max_attempts));
+            }
+        }
+        self.queue.enqueue(&jobs)?;
+        self.deliveries.lock().unwrap().extend(deliveries);
+        Ok(relayed)
+    }
+
+    async fn delivery_work(&self, org: OrgId, id: Uuid) -> Result<DeliveryWork, RepoError> {
+        let delivery = self
+            .deliveries
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|d| d.org_id == org && d.id == id)
+            .cloned()
+            .ok_or(RepoError::NotFound)?;
+        let endpoint = self.get_endpoint(org, delivery.endpoint_id).await?;
+        let payload = self
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(e, _)| e.id == delivery.event_id)
+            .map(|(e, _)| e.payload())
+            .ok_or(RepoError::NotFound)?;
+        Ok(DeliveryWork {
+            delivery,
+            endpoint,
+            payload,
+        })
+    }
+
+    async fn record_attempt(
+        &self,
+        org: OrgId,
+        id: Uuid,
+        record: &AttemptRecord,
+    ) -> Result<(), RepoError> {
+        let mut deliveries = self.deliveries.lock().unwrap();
+        let d = deliveries
+            .iter_mut()
+            .find(|d| d.org_id == org && d.id == id)
+            .ok_or(RepoError::NotFound)?;
+        d.status = record.status;
+        d.attempts = record.attempts;
+        d.last_status_code = record.last_status_code;
+        d.last_error = record.last_error.clone();
+        d.next_attempt_at = record.next_attempt_at;
+        if record.status == DeliveryStatus::Delivered {
+            d.delivered_at = Some(record.at);
+        }
+        d.updated_at = record.at;
+        Ok(())
+    }
+
+    async fn last_delivered_at(
+        &self,
+        org: OrgId,
+        endpoint: WebhookId,
+    ) -> Result<Option<OffsetDateTime>, RepoError> {
+        Ok(self
+            .deliveries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|d| d.org_id == org && d.endpoint_id == endpoint)
+            .filter_map(|d| d.delivered_at)
+            .max())
+    }
+
+    async fn disable_endpoint(
+        &self,
+        org: OrgId,
+        endpoint: WebhookId,
+        reason: &str,
+    ) -> Result<(), RepoError> {
+        let mut rows = self.rows.lock().unwrap();
+        let (e, _) = rows
+            .iter_mut()
+            .find(|(e, _)| e.org_id == org && e.id == endpoint)
+            .ok_or(RepoError::NotFound)?;
+        e.enabled = false;
+        e.disabled_reason = Some(reason.to_owned());
+        Ok(())
+    }
+
+    async fn enable_endpoint(&self, org: OrgId, endpoint: WebhookId) -> Result<(), RepoError> {
+        let mut rows = self.rows.lock().unwrap();
+        let (e, _) = rows
+            .iter_mut()
+            .find(|(e, _)| e.org_id == org && e.id == endpoint)
+            .ok_or(RepoError::NotFound)?;
+        e.enabled = true;
+        e.disabled_reason = None;
+        Ok(())
+    }
+
+    async fn list_deliveries(
+        &self,
+        org: OrgId,
+        endpoint: WebhookId,
+        page: PageRequest,
+    ) -> Result<Page<WebhookDelivery>, RepoError> {
+        let mut all: Vec<WebhookDelivery> = self
+            .deliveries
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|d| d.org_id == org && d.endpoint_id == endpoint)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        let count = all.len() as u64;
+        let results = all
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .collect();
+        Ok(Page { count, results })
+    }
+
+    async fn replay_failed(
+        &self,
+        org: OrgId,
+        endpoint: WebhookId,
+        now: OffsetDateTime,
+        max_attempts: u32,
+    ) -> Result<u64, RepoError> {
+        let mut deliveries = self.deliveries.lock().unwrap();
+        let mut jobs = Vec::new();
+        for d in deliveries.iter_mut().filter(|d| {
+            d.org_id == org && d.endpoint_id == endpoint && d.status == DeliveryStatus::Failed
+        }) {
+            d.status = DeliveryStatus::Pending;
+            d.attempts = 0;
+            d.next_attempt_at = Some(now);
+            d.updated_at = now;
+            jobs.push(Self::job(org, d.id, now, max_attempts));
+        }
+        self.queue.enqueue(&jobs)?;
+        Ok(jobs.len() as u64)
     }
 }

@@ -15,6 +15,7 @@ mod paging;
 mod rounds;
 mod teams;
 mod templates;
+mod webhook_deliveries;
 mod webhooks;
 
 pub use channels::PgChannelRepository;
@@ -32,6 +33,7 @@ pub use org::PgOrgRepository;
 pub use rounds::PgRoundRepository;
 pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;
+pub use webhook_deliveries::PgWebhookDeliveries;
 pub use webhooks::PgWebhookRepository;
 
 pub(crate) use paging::count_from;

@@ -7,5 +7,6 @@ diesel::table! {
         payload -> Jsonb,
         occurred_at -> Timestamptz,
         created_at -> Timestamptz,
+        relayed_at -> Nullable<Timestamptz>,
     }
 }
