@@ -89,3 +89,4 @@ mod rounds;
 mod teams;
 mod templates;
 mod webhooks;
+mod workflows;

@@ -52,6 +52,7 @@ pub struct Ports {
     pub rounds: crate::rounds::RoundPorts,
     pub messaging: crate::messaging::MessagingPorts,
     pub webhooks: Arc<dyn WebhookRepository>,
+    pub workflows: crate::workflows::WorkflowPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     store: Store,
@@ -93,6 +94,7 @@ impl Ports {
             jobs: crate::jobs::JobPorts::in_memory(),
             messaging: crate::messaging::MessagingPorts::in_memory(org.people.clone()),
             webhooks: Arc::new(InMemoryWebhookRepository::new()),
+            workflows: crate::workflows::WorkflowPorts::in_memory(),
             labels: labels.labels,
             featured: labels.featured,
             labelled_entities: labels.entities,
@@ -156,6 +158,7 @@ impl Ports {
             jobs: crate::jobs::JobPorts::postgres(database.clone(), &db.url),
             rounds: crate::rounds::RoundPorts::postgres(database.clone(), &db.url),
             messaging: crate::messaging::MessagingPorts::postgres(database.clone(), &db.url),
+            workflows: crate::workflows::WorkflowPorts::postgres(database.clone()),
             webhooks: Arc::new(teamcomm_store_pg::PgWebhookRepository::new(
                 database.clone(),
                 teamcomm_store_pg::PlatformSecretKey::derive(&[7; 32]).expect("a long key"),

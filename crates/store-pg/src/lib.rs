@@ -12,11 +12,12 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
     quote_ident, run_migrations, split_database,
 };
-pub use repo::{Backlog, PgJobQueue};
 pub use repo::PgPollCursors;
 pub use repo::PgRoundRepository;
 pub use repo::PgWebhookDeliveries;
 pub use repo::PgWebhookRepository;
+pub use repo::PgWorkflowRepository;
+pub use repo::{Backlog, PgJobQueue};
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,

@@ -1,11 +1,12 @@
-//! In-memory [`WorkflowRepository`], keeping what the Postgres adapter keeps (and the jobs it
-//! would enqueue, for tests to read).
+//! In-memory [`WorkflowRepository`], keeping what the Postgres adapter keeps; a run's job goes
+//! to an [`InMemoryJobQueue`] (shared with other in-memory ports when given one).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 use teamcomm_kernel::jobs::NewJob;
+use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use uuid::Uuid;
 
@@ -23,11 +24,21 @@ struct State {
 #[derive(Default)]
 pub struct InMemoryWorkflowRepository {
     state: Mutex<State>,
+    queue: InMemoryJobQueue,
 }
 
 impl InMemoryWorkflowRepository {
+    /// With a queue of its own.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Runs' jobs go to `queue`.
+    pub fn with_queue(queue: InMemoryJobQueue) -> Self {
+        InMemoryWorkflowRepository {
+            state: Mutex::default(),
+            queue,
+        }
     }
 
     /// Stores a workflow as is (a frozen one, say).
@@ -206,6 +217,8 @@ impl WorkflowRepository for InMemoryWorkflowRepository {
         {
             return Err(RepoError::NotFound);
         }
+        // The job first: when it is refused, no run is recorded either.
+        self.queue.enqueue(std::slice::from_ref(job))?;
         s.runs.push((org, run.clone()));
         s.jobs.push(job.clone());
         Ok(())

@@ -520,8 +520,9 @@ impl LabelledEntities for PgLabelledEntities {
                 "SELECT id FROM checkins WHERE organization_id = $1 AND id = ANY($2)"
             }
             EntityKind::Forms => "SELECT id FROM forms WHERE organization_id = $1 AND id = ANY($2)",
-            // Workflows have no table yet: none exists.
-            EntityKind::Workflows => return Ok(Vec::new()),
+            EntityKind::Workflows => {
+                "SELECT id FROM workflows WHERE organization_id = $1 AND id = ANY($2)"
+            }
         };
         if ids.is_empty() {
             return Ok(Vec::new());

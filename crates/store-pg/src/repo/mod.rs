@@ -17,6 +17,7 @@ mod teams;
 mod templates;
 mod webhook_deliveries;
 mod webhooks;
+mod workflows;
 
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
@@ -35,5 +36,6 @@ pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;
 pub use webhook_deliveries::PgWebhookDeliveries;
 pub use webhooks::PgWebhookRepository;
+pub use workflows::PgWorkflowRepository;
 
 pub(crate) use paging::count_from;

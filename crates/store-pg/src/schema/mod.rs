@@ -24,6 +24,8 @@ mod outbox;
 pub(crate) mod rounds;
 // `webhooks::webhook_endpoints`.
 pub(crate) mod webhooks;
+// `workflows::{workflows, workflow_runs}`.
+pub(crate) mod workflows;
 
 pub(crate) use outbox::outbox_events;
 
