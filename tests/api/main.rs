@@ -33,4 +33,5 @@ mod routes;
 mod slack_events;
 mod teams;
 mod tls;
+mod webhook_delivery;
 mod webhooks;

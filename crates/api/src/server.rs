@@ -133,7 +133,8 @@ pub async fn serve(
 /// [`teamcomm_kernel::jobs::FINISHED_JOB_RETENTION`] (at start, then every hour).
 const PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// The delivery worker's loop: a pass every `TEAMCOMM_WORKER_TICK_MS` (plus up to a quarter of
+/// The delivery worker's loop (messages and e-mails, then webhooks: the outbox relay and
+/// the due deliveries): a pass every `TEAMCOMM_WORKER_TICK_MS` (plus up to a quarter of
 /// it at random, so servers sharing the queue do not claim in step), at once again after a pass
 /// that found work, until `true` is sent on the returned channel. It also prunes finished jobs
 /// now and then ([`PRUNE_EVERY`]).
@@ -159,13 +160,22 @@ pub fn spawn_delivery(
                     }
                 }
             }
-            let worked = match state.deliver_due().await {
+            let messages = match state.deliver_due().await {
                 Ok(summary) => summary.claimed > 0,
                 Err(e) => {
                     tracing::warn!(error = %e, "delivery pass failed; will retry");
                     false
                 }
             };
+            // Webhooks on the same tick: the relay from the outbox, then the due deliveries.
+            let webhooks = match state.deliver_webhooks().await {
+                Ok(summary) => summary.claimed > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "webhook pass failed; will retry");
+                    false
+                }
+            };
+            let worked = messages || webhooks;
             if *stopped.borrow() {
                 break;
             }

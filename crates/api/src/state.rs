@@ -27,7 +27,6 @@ use teamcomm_messaging::{
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
-use teamcomm_store_pg::PgWebhookRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
@@ -35,8 +34,12 @@ use teamcomm_store_pg::{
 };
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
+use teamcomm_store_pg::{PgWebhookDeliveries, PgWebhookRepository};
 use teamcomm_webhook_http::{HttpWebhookSender, SenderSettings};
-use teamcomm_webhooks::{AllowList, WebhookPorts, WebhookService};
+use teamcomm_webhooks::{
+    AllowList, DeliverySettings, WebhookPorts, WebhookRunSummary, WebhookSender, WebhookService,
+    WebhookWorker, WebhookWorkerPorts,
+};
 
 use crate::config::Settings;
 use crate::dns::DnsResolver;
@@ -62,6 +65,9 @@ pub struct AppState {
     pub featured: FeaturedService,
     /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
     pub webhooks: WebhookService,
+    /// Relays outbox events to webhook deliveries and delivers them, one pass per
+    /// [`AppState::deliver_webhooks`].
+    pub webhook_worker: WebhookWorker,
     /// Bot messages: send-message, their status, open-conversation.
     pub messages: MessagingService,
     pub emails: EmailService,
@@ -196,6 +202,33 @@ impl AppState {
             messages: stores.messages.clone(),
             directory: stores.directory.clone(),
         });
+        // Webhooks: one endpoint store and one sender for the service (samples) and the worker.
+        let webhook_endpoints = Arc::new(PgWebhookRepository::new(
+            db.clone(),
+            PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
+                .expect("the configured platform secret key is long enough"),
+        ));
+        let webhook_deliveries = Arc::new(PgWebhookDeliveries::new(
+            db.clone(),
+            (*webhook_endpoints).clone(),
+        ));
+        let webhook_sender: Arc<dyn WebhookSender> = Arc::new(
+            HttpWebhookSender::new(
+                Arc::new(DnsResolver),
+                AllowList::new(&settings.webhook_allow_insecure_hosts),
+                SenderSettings::default(),
+            )
+            .expect("the webhook HTTP client builds (rustls, no system config)"),
+        );
+        let webhook_worker = WebhookWorker::new(
+            WebhookWorkerPorts {
+                queue: stores.queue.clone(),
+                deliveries: webhook_deliveries.clone(),
+                endpoints: webhook_endpoints.clone(),
+                sender: webhook_sender.clone(),
+            },
+            DeliverySettings::default(),
+        );
         AppState {
             checkin_engine,
             messages,
@@ -244,24 +277,15 @@ impl AppState {
             ),
             webhooks: WebhookService::new(
                 WebhookPorts {
-                    endpoints: Arc::new(PgWebhookRepository::new(
-                        db.clone(),
-                        PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
-                            .expect("the configured platform secret key is long enough"),
-                    )),
+                    endpoints: webhook_endpoints.clone(),
                     resolver: Arc::new(DnsResolver),
-                    sender: Arc::new(
-                        HttpWebhookSender::new(
-                            Arc::new(DnsResolver),
-                            AllowList::new(&settings.webhook_allow_insecure_hosts),
-                            SenderSettings::default(),
-                        )
-                        .expect("the webhook HTTP client builds (rustls, no system config)"),
-                    ),
+                    sender: webhook_sender.clone(),
+                    deliveries: webhook_deliveries.clone(),
                     clock: clock.clone(),
                 },
                 AllowList::new(&settings.webhook_allow_insecure_hosts),
             ),
+            webhook_worker,
             featured: FeaturedService::new(
                 Arc::new(PgFeaturedRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
@@ -290,9 +314,29 @@ impl AppState {
     pub async fn deliver_due(&self) -> Result<RunSummary, RepoError> {
         // The backoff's full jitter spreads the retries of jobs that failed together.
         let mut jitter = || rand::random::<f64>();
-        let summary = self.delivery.run_once(self.clock.now(), &mut jitter).await?;
+        let summary = self
+            .delivery
+            .run_once(self.clock.now(), &mut jitter)
+            .await?;
         self.metrics.delivery_pass(&summary);
         Ok(summary)
+    }
+
+    /// One webhook pass at the clock's instant ([`AppState::deliver_webhooks_at`]).
+    pub async fn deliver_webhooks(&self) -> Result<WebhookRunSummary, RepoError> {
+        self.deliver_webhooks_at(self.clock.now()).await
+    }
+
+    /// One webhook pass at `now`: fans the new outbox events out to deliveries, then claims
+    /// the due webhook jobs and sends each once (the server calls it on every delivery tick;
+    /// tests pass a later `now` to reach the retries).
+    pub async fn deliver_webhooks_at(
+        &self,
+        now: time::OffsetDateTime,
+    ) -> Result<WebhookRunSummary, RepoError> {
+        self.webhook_worker.relay(now).await?;
+        let mut jitter = || rand::random::<f64>();
+        self.webhook_worker.run_once(now, &mut jitter).await
     }
 
     /// One pass of the check-in engine at the clock's instant: opens the rounds due and asks

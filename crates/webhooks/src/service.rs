@@ -10,6 +10,7 @@ use teamcomm_kernel::{
 use teamcomm_org::{Role, User};
 use uuid::Uuid;
 
+use crate::delivery::{DeliveryRepository, DeliverySettings, WebhookDelivery};
 use crate::guard::{AllowList, Refusal, Target, check_addresses, parse_destination};
 use crate::names::{from_dotted_name, from_legacy_name};
 use crate::samples::{SAMPLE_ID_PREFIX, sample_event};
@@ -63,6 +64,8 @@ pub struct WebhookPorts {
     pub endpoints: Arc<dyn WebhookRepository>,
     pub resolver: Arc<dyn HostResolver>,
     pub sender: Arc<dyn WebhookSender>,
+    /// Deliveries of real events: their view, re-enabling and replays.
+    pub deliveries: Arc<dyn DeliveryRepository>,
     pub clock: SharedClock,
 }
 
@@ -72,6 +75,7 @@ pub struct WebhookService {
     endpoints: Arc<dyn WebhookRepository>,
     resolver: Arc<dyn HostResolver>,
     sender: Arc<dyn WebhookSender>,
+    deliveries: Arc<dyn DeliveryRepository>,
     allow: Arc<AllowList>,
     clock: SharedClock,
 }
@@ -82,6 +86,7 @@ impl WebhookService {
             endpoints: ports.endpoints,
             resolver: ports.resolver,
             sender: ports.sender,
+            deliveries: ports.deliveries,
             allow: Arc::new(allow),
             clock: ports.clock,
         }
@@ -237,6 +242,54 @@ impl WebhookService {
     pub async fn delete(&self, actor: &User, id: WebhookId) -> Result<(), Error> {
         self.get(actor, id).await?;
         Ok(self.endpoints.delete_endpoint(actor.org_id, id).await?)
+    }
+
+    /// `GET /v1/webhooks/{id}/deliveries/`: the recent deliveries of an endpoint the actor may
+    /// see, newest first, with their outcome.
+    pub async fn deliveries(
+        &self,
+        actor: &User,
+        id: WebhookId,
+        page: PageRequest,
+    ) -> Result<Page<WebhookDelivery>, Error> {
+        self.get(actor, id).await?;
+        Ok(self
+            .deliveries
+            .list_deliveries(actor.org_id, id, page)
+            .await?)
+    }
+
+    /// `POST /v1/webhooks/{id}/enable/`: delivers to an endpoint the actor may see again (its
+    /// new events; failed ones wait for a replay). Enabling an enabled endpoint changes nothing.
+    pub async fn enable(&self, actor: &User, id: WebhookId) -> Result<WebhookEndpoint, Error> {
+        let endpoint = self.get(actor, id).await?;
+        if endpoint.enabled {
+            return Ok(endpoint);
+        }
+        self.deliveries.enable_endpoint(actor.org_id, id).await?;
+        self.get(actor, id).await
+    }
+
+    /// `POST /v1/webhooks/{id}/replay/`: queues the failed deliveries of an enabled endpoint
+    /// the actor may see again, each with a full set of attempts; answers how many. A disabled
+    /// endpoint is enabled first (`enabled`: a 400 otherwise).
+    pub async fn replay(&self, actor: &User, id: WebhookId) -> Result<u64, Error> {
+        let endpoint = self.get(actor, id).await?;
+        if !endpoint.enabled {
+            return Err(Error::invalid_field(
+                "enabled",
+                "Enable the endpoint before replaying its deliveries.",
+            ));
+        }
+        Ok(self
+            .deliveries
+            .replay_failed(
+                actor.org_id,
+                id,
+                self.clock.now(),
+                DeliverySettings::default().max_attempts,
+            )
+            .await?)
     }
 
     /// `DELETE /v1/webhook-subscription/`: admins only; deletes the organization's endpoints

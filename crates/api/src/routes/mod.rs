@@ -130,6 +130,9 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(webhooks::get_webhook, P::read().api_key_only())
         .add(webhooks::delete_webhook, P::write().api_key_only())
         .add(webhooks::send_sample, P::write().api_key_only())
+        .add(webhooks::list_deliveries, P::read().api_key_only())
+        .add(webhooks::enable_webhook, P::write().api_key_only())
+        .add(webhooks::replay_webhook, P::write().api_key_only())
         .add(
             webhooks::create_subscription,
             P::write().api_key_only().admin_only(),

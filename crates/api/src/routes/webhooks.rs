@@ -1,14 +1,15 @@
 //! `/v1/webhooks/`: an organization's webhook endpoints; `/v1/webhook-subscription/`: the legacy
 //! form of the same (admins only, upper-case event names). Rules in
 //! `teamcomm_webhooks::WebhookService`. Samples are delivered at once through the webhooks
-//! sender (`teamcomm-webhook-http`); deliveries of real events come with the outbox reader.
+//! sender (`teamcomm-webhook-http`); real events are delivered by the webhook worker
+//! (`teamcomm_webhooks::delivery`), whose deliveries, re-enabling and replays are here too.
 
 use actix_web::{HttpResponse, delete, get, post, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::WireEnum;
 use teamcomm_webhooks::{
-    CreatedEndpoint, DeliveryOutcome, EndpointRequest, SampleSent, WebhookEndpoint, WebhookId,
-    legacy_name,
+    CreatedEndpoint, DeliveryOutcome, EndpointRequest, SampleSent, WebhookDelivery,
+    WebhookEndpoint, WebhookId, legacy_name,
 };
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -425,4 +426,115 @@ pub async fn send_subscription_sample(
         .send_subscription_sample(caller.user(), &b.url, &b.event_type)
         .await?;
     Ok(HttpResponse::Ok().json(SampleView::from(&sent)))
+}
+
+/// One event's delivery to the endpoint, with its outcome so far.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    pub id: String,
+    /// The event's id: the delivery's `webhook-id` and `event_id` of its payload.
+    pub event_id: String,
+    /// The dotted event type.
+    #[schema(example = "kudos.posted")]
+    pub event: String,
+    /// `pending` (waiting for its next attempt), `delivered`, or `failed` (out of attempts,
+    /// answered 410, or its endpoint was disabled; `POST /v1/webhooks/{id}/replay/` sends it
+    /// again).
+    #[schema(example = "delivered")]
+    pub status: &'static str,
+    /// Attempts made so far.
+    pub attempts: u32,
+    /// The receiver's HTTP status on the last attempt; null when none answered.
+    pub last_status_code: Option<u16>,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+    /// When the next attempt is due, while pending.
+    pub next_attempt_at: Option<String>,
+    pub delivered_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<&WebhookDelivery> for DeliveryView {
+    fn from(d: &WebhookDelivery) -> Self {
+        DeliveryView {
+            id: d.id.to_string(),
+            event_id: d.event_id.to_string(),
+            event: d.event_type.as_str().to_owned(),
+            status: d.status.as_str(),
+            attempts: d.attempts,
+            last_status_code: d.last_status_code,
+            last_error: d.last_error.clone(),
+            next_attempt_at: d.next_attempt_at.map(iso),
+            delivered_at: d.delivered_at.map(iso),
+            created_at: iso(d.created_at),
+            updated_at: iso(d.updated_at),
+        }
+    }
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path), PageParams),
+    responses(
+        (status = 200, description = "The endpoint's deliveries of real events, newest first, with their outcome", body = ListEnvelope<DeliveryView>),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[get("/v1/webhooks/{id}/deliveries/")]
+pub async fn list_deliveries(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+    q: ListQuery<NoFilters>,
+) -> ApiResult<HttpResponse> {
+    let page = state
+        .webhooks
+        .deliveries(caller.user(), WebhookId(*id), q.paging.request())
+        .await?;
+    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(DeliveryView::from))))
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, description = "Enabled again (`disabled_reason` cleared): new events are delivered; failed deliveries wait for a replay", body = WebhookView),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[post("/v1/webhooks/{id}/enable/")]
+pub async fn enable_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+) -> ApiResult<HttpResponse> {
+    let endpoint = state.webhooks.enable(caller.user(), WebhookId(*id)).await?;
+    Ok(HttpResponse::Ok().json(WebhookView::from(&endpoint)))
+}
+
+/// What a replay queued.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReplayView {
+    /// Failed deliveries queued again, each with a full set of attempts.
+    pub replayed: u64,
+}
+
+#[utoipa::path(
+    tag = "webhooks",
+    params(("id" = String, Path)),
+    responses(
+        (status = 202, description = "The endpoint's failed deliveries are queued again", body = ReplayView),
+        (status = 400, description = "`params_validation_error` on `enabled`: the endpoint is disabled (enable it first)", body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    )
+)]
+#[post("/v1/webhooks/{id}/replay/")]
+pub async fn replay_webhook(
+    state: web::Data<AppState>,
+    caller: Caller,
+    id: web::Path<Uuid>,
+) -> ApiResult<HttpResponse> {
+    let replayed = state.webhooks.replay(caller.user(), WebhookId(*id)).await?;
+    Ok(HttpResponse::Accepted().json(ReplayView { replayed }))
 }

@@ -48,6 +48,7 @@ impl World {
                 endpoints: repo.clone(),
                 resolver: Arc::new(resolver),
                 sender: sender.clone(),
+                deliveries: repo.clone(),
                 clock: Arc::new(SystemClock),
             },
             AllowList::new(["dev.test"]),
