@@ -455,3 +455,41 @@ async fn a_receiver_down_for_a_while_loses_no_event() {
     let d = w.deliveries(&w.acme, &ep).await;
     assert!(d.iter().all(|d| d["status"] == "delivered"), "{d:?}");
 }
+
+#[actix_web::test]
+async fn relays_racing_fan_each_event_out_once() {
+    let w = world().await;
+    let receiver = Receiver::start(&[]);
+    let ep = w.endpoint(&w.acme, &receiver.url()).await;
+    let second = w.endpoint(&w.acme, &receiver.url()).await;
+    // Within the daily kudos limit (10).
+    for _ in 0..9 {
+        w.kudos(&w.acme).await;
+    }
+    let worker = &w.app.state.webhook_worker;
+    let (a, b, c) = tokio::join!(worker.relay(w.t0), worker.relay(w.t0), worker.relay(w.t0));
+    assert_eq!(
+        a.unwrap() + b.unwrap() + c.unwrap(),
+        9,
+        "each event relayed by one"
+    );
+    for e in [&ep, &second] {
+        let path = format!("/v1/webhooks/{}/deliveries/?page_size=100", e.id);
+        let r = w.call(&w.acme.key, "GET", &path, None).await;
+        assert_eq!(r.body["count"], 9, "{}", r.text);
+    }
+    w.pass(0).await;
+    let got = receiver.got();
+    assert_eq!(got.len(), 18);
+    let mut per_event = std::collections::HashMap::<String, usize>::new();
+    for g in &got {
+        *per_event
+            .entry(g.header("webhook-id").unwrap().to_owned())
+            .or_default() += 1;
+    }
+    assert_eq!(per_event.len(), 9);
+    assert!(
+        per_event.values().all(|&n| n == 2),
+        "each event once to each endpoint: {per_event:?}"
+    );
+}
