@@ -101,8 +101,24 @@ impl HttpWebhookSender {
         allow: AllowList,
         settings: SenderSettings,
     ) -> Result<Self, reqwest::Error> {
+        Self::with_extra_roots(resolver, allow, settings, &[])
+    }
+
+    /// As [`HttpWebhookSender::new`], also trusting the certificate authorities of
+    /// `extra_roots` (PEM): for tests with receivers whose certificates a test authority
+    /// issued. The server builds its sender with [`HttpWebhookSender::new`] only.
+    pub fn with_extra_roots(
+        resolver: Arc<dyn HostResolver>,
+        allow: AllowList,
+        settings: SenderSettings,
+        extra_roots: &[&[u8]],
+    ) -> Result<Self, reqwest::Error> {
         let allow = Arc::new(allow);
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        for pem in extra_roots {
+            builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem)?);
+        }
+        let client = builder
             .dns_resolver(GuardedResolver {
                 resolver,
                 allow: allow.clone(),
