@@ -522,3 +522,46 @@ async fn the_legacy_sample_is_admin_only_and_finds_the_endpoint_by_url() {
     assert_eq!(sent.event, EventType::FormsResponseCreated);
     assert_eq!(w.sender.sent()[0].url, "https://hooks.example.com/legacy");
 }
+
+#[tokio::test]
+async fn deliveries_enable_and_replay_are_for_those_who_see_the_endpoint() {
+    use crate::DeliveryRepository;
+
+    let w = World::new().await;
+    let mine = w
+        .service
+        .create(
+            &w.member,
+            &request("https://hooks.example.com/a", &["kudos.posted"]),
+        )
+        .await
+        .unwrap()
+        .endpoint;
+    for stranger in [&w.other_member, &w.outsider] {
+        let page = w
+            .service
+            .deliveries(stranger, mine.id, PageRequest::default())
+            .await;
+        assert_eq!(page.unwrap_err().code(), ErrorCode::NotFound);
+        let enabled = w.service.enable(stranger, mine.id).await;
+        assert_eq!(enabled.unwrap_err().code(), ErrorCode::NotFound);
+        let replayed = w.service.replay(stranger, mine.id).await;
+        assert_eq!(replayed.unwrap_err().code(), ErrorCode::NotFound);
+    }
+
+    w.repo
+        .disable_endpoint(w.member.org_id, mine.id, "the receiver answered 410 Gone")
+        .await
+        .unwrap();
+    let refused = w.service.replay(&w.member, mine.id).await.unwrap_err();
+    assert!(field_error(&refused, "enabled").contains("Enable"));
+    let enabled = w.service.enable(&w.admin, mine.id).await.unwrap();
+    assert!(enabled.enabled && enabled.disabled_reason.is_none());
+    assert_eq!(w.service.replay(&w.member, mine.id).await.unwrap(), 0);
+    let page = w
+        .service
+        .deliveries(&w.member, mine.id, PageRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(page.count, 0);
+}
