@@ -35,3 +35,4 @@ mod teams;
 mod tls;
 mod webhook_delivery;
 mod webhooks;
+mod workflows;

@@ -27,6 +27,7 @@ use teamcomm_messaging::{
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
+use teamcomm_store_pg::PgWorkflowRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
@@ -40,6 +41,7 @@ use teamcomm_webhooks::{
     AllowList, DeliverySettings, WebhookPorts, WebhookRunSummary, WebhookSender, WebhookService,
     WebhookWorker, WebhookWorkerPorts,
 };
+use teamcomm_workflows::{WorkflowPorts, WorkflowService};
 
 use crate::config::Settings;
 use crate::dns::DnsResolver;
@@ -63,6 +65,8 @@ pub struct AppState {
     pub channels: ChannelService,
     pub labels: LabelService,
     pub featured: FeaturedService,
+    /// Workflows (`/v1/workflows/`): authoring, triggers, runs.
+    pub workflows: WorkflowService,
     /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
     pub webhooks: WebhookService,
     /// Relays outbox events to webhook deliveries and delivers them, one pass per
@@ -289,6 +293,13 @@ impl AppState {
             featured: FeaturedService::new(
                 Arc::new(PgFeaturedRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
+            ),
+            workflows: WorkflowService::new(
+                WorkflowPorts {
+                    workflows: Arc::new(PgWorkflowRepository::new(db.clone())),
+                    clock: clock.clone(),
+                },
+                AllowList::new(&settings.webhook_allow_insecure_hosts),
             ),
             jwt: JwtKeys::new(
                 settings.jwt_secret.expose(),

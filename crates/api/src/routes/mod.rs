@@ -21,10 +21,11 @@ pub mod questions;
 pub mod session;
 pub mod teams;
 pub mod webhooks;
+pub mod workflows;
 
 use std::sync::OnceLock;
 
-use teamcomm_keys::RateScope::{Agent, Email, Invitations, Messaging};
+use teamcomm_keys::RateScope::{Agent, Email, Invitations, Messaging, WorkflowTriggers};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::policy::{Policy as P, Registry, Routes};
@@ -124,6 +125,15 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(labels::list_featured, P::read())
         .add(labels::set_featured, P::write())
         .add(labels::batch_featured, P::write())
+        // Workflows (after their `labels` doors): reads for every credential; authoring with an
+        // API key only (the matrix); a trigger spends its own budget.
+        .add(workflows::list_workflows, P::read())
+        .add(workflows::create_workflow, P::write().api_key_only())
+        .add(workflows::get_workflow, P::read())
+        .add(workflows::update_workflow, P::write().api_key_only())
+        .add(workflows::delete_workflow, P::write().api_key_only())
+        .add(workflows::trigger_workflow, P::api(WorkflowTriggers))
+        .add(workflows::list_runs, P::read())
         // Webhook endpoints: API keys only; the legacy subscription form is admin only too.
         .add(webhooks::create_webhook, P::write().api_key_only())
         .add(webhooks::list_webhooks, P::read().api_key_only())
