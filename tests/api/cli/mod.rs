@@ -26,6 +26,7 @@ mod checkins;
 mod forms;
 mod kudos;
 mod labels;
+mod workflows;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
