@@ -59,3 +59,52 @@ async fn every_documented_operation_is_routed() {
         );
     }
 }
+
+/// utoipa keys components by type name: two `ToSchema` types of one name (in two route
+/// modules) silently share one schema, and one route is documented with the other's body.
+#[test]
+fn schema_type_names_are_unique() {
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/api/src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut clashes = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut schema_pending = false;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with("#[derive(") && line.contains("ToSchema") {
+                schema_pending = true;
+            } else if schema_pending && line.contains("#[schema(as") {
+                schema_pending = false;
+            } else if schema_pending
+                && let Some(rest) = line
+                    .strip_prefix("pub struct ")
+                    .or_else(|| line.strip_prefix("pub enum "))
+                    .or_else(|| line.strip_prefix("struct "))
+                    .or_else(|| line.strip_prefix("enum "))
+            {
+                schema_pending = false;
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let here = file.display().to_string();
+                if let Some(first) = seen.insert(name.clone(), here.clone()) {
+                    clashes.push(format!("{name}: {first} and {here}"));
+                }
+            }
+        }
+    }
+    assert!(clashes.is_empty(), "schema names used twice: {clashes:#?}");
+}

@@ -107,7 +107,7 @@ impl TryFrom<CreateUserBody> for NewUser {
 /// Body of `PATCH /operator/v1/users/{uuid}/`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct UpdateUserBody {
+pub struct OperatorUserPatchBody {
     is_active: Option<bool>,
     #[schema(inline)]
     role: Option<RoleName>,
@@ -169,7 +169,7 @@ pub async fn create_user(
 #[utoipa::path(
     tag = "operator",
     params(("uuid" = String, Path, description = "User")),
-    request_body = UpdateUserBody,
+    request_body = OperatorUserPatchBody,
     responses((status = 200, body = OperatorUserView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/operator/v1/users/{uuid}/")]
@@ -177,9 +177,9 @@ pub async fn update_user(
     _op: Operator,
     state: web::Data<AppState>,
     id: web::Path<UserId>,
-    body: JsonBody<UpdateUserBody>,
+    body: JsonBody<OperatorUserPatchBody>,
 ) -> ApiResult<HttpResponse> {
-    let UpdateUserBody { is_active, role } = body.0;
+    let OperatorUserPatchBody { is_active, role } = body.0;
     let patch = UserPatch::new(is_active, role.map(|r| r.0.as_str()))?;
     Ok(HttpResponse::Ok().json(provision::update_user(&state, *id, patch).await?))
 }

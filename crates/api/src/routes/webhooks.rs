@@ -430,7 +430,7 @@ pub async fn send_subscription_sample(
 
 /// One event's delivery to the endpoint, with its outcome so far.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeliveryView {
+pub struct WebhookDeliveryView {
     pub id: String,
     /// The event's id: the delivery's `webhook-id` and `event_id` of its payload.
     pub event_id: String,
@@ -455,9 +455,9 @@ pub struct DeliveryView {
     pub updated_at: String,
 }
 
-impl From<&WebhookDelivery> for DeliveryView {
+impl From<&WebhookDelivery> for WebhookDeliveryView {
     fn from(d: &WebhookDelivery) -> Self {
-        DeliveryView {
+        WebhookDeliveryView {
             id: d.id.to_string(),
             event_id: d.event_id.to_string(),
             event: d.event_type.as_str().to_owned(),
@@ -477,7 +477,7 @@ impl From<&WebhookDelivery> for DeliveryView {
     tag = "webhooks",
     params(("id" = String, Path), PageParams),
     responses(
-        (status = 200, description = "The endpoint's deliveries of real events, newest first, with their outcome", body = ListEnvelope<DeliveryView>),
+        (status = 200, description = "The endpoint's deliveries of real events, newest first, with their outcome", body = ListEnvelope<WebhookDeliveryView>),
         (status = 404, body = ErrorBody),
     )
 )]
@@ -492,7 +492,7 @@ pub async fn list_deliveries(
         .webhooks
         .deliveries(caller.user(), WebhookId(*id), q.paging.request())
         .await?;
-    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(DeliveryView::from))))
+    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(WebhookDeliveryView::from))))
 }
 
 #[utoipa::path(

@@ -22,7 +22,7 @@ use crate::views::iso;
 
 /// A workflow.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct WorkflowView {
+pub struct WorkflowDefinitionView {
     pub uuid: String,
     pub name: String,
     pub description: String,
@@ -42,9 +42,9 @@ pub struct WorkflowView {
     pub updated_at: String,
 }
 
-impl From<&Workflow> for WorkflowView {
+impl From<&Workflow> for WorkflowDefinitionView {
     fn from(w: &Workflow) -> Self {
-        WorkflowView {
+        WorkflowDefinitionView {
             uuid: w.id.to_string(),
             name: w.name.clone(),
             description: w.description.clone(),
@@ -105,10 +105,10 @@ pub struct TriggerQueuedView {
     pub detail: String,
 }
 
-/// Body of `POST /v1/workflows/` (and, every field optional, of `PATCH`).
+/// Body of `PATCH /v1/workflows/{uuid}/`: what changes.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WorkflowBody {
+pub struct WorkflowDefinitionBody {
     pub name: Option<String>,
     pub description: Option<String>,
     /// `api_trigger` or a dotted event name (docs/events.md).
@@ -121,8 +121,38 @@ pub struct WorkflowBody {
     pub active: Option<bool>,
 }
 
-impl From<WorkflowBody> for WorkflowInput {
-    fn from(b: WorkflowBody) -> Self {
+/// Body of `POST /v1/workflows/`: what `PATCH` takes, with a name, a trigger and actions
+/// required.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewWorkflowBody {
+    pub name: String,
+    pub description: Option<String>,
+    /// `api_trigger` or a dotted event name (docs/events.md).
+    #[schema(example = "api_trigger")]
+    pub trigger_type: String,
+    /// 1 to 20 actions: `{type: "send_message", user_uuids?, team_uuids?, channel_ids?, text}`,
+    /// `{type: "send_email", to, subject, body}`, `{type: "call_webhook", url}`; text may name
+    /// `{{payload.key}}`.
+    #[schema(value_type = Vec<Object>, example = json!([{"type": "send_email", "to": ["ada@example.com"], "subject": "Deployed", "body": "Version {{payload.version}} is live."}]))]
+    pub actions: Value,
+    pub active: Option<bool>,
+}
+
+impl From<NewWorkflowBody> for WorkflowInput {
+    fn from(b: NewWorkflowBody) -> Self {
+        WorkflowInput {
+            name: Some(b.name),
+            description: b.description,
+            trigger_type: Some(b.trigger_type),
+            actions: Some(b.actions),
+            active: b.active,
+        }
+    }
+}
+
+impl From<WorkflowDefinitionBody> for WorkflowInput {
+    fn from(b: WorkflowDefinitionBody) -> Self {
         WorkflowInput {
             name: b.name,
             description: b.description,
@@ -178,7 +208,7 @@ impl From<&WorkflowListQuery> for WorkflowListFilter {
     tag = "workflows",
     params(WorkflowListQuery, PageParams),
     responses(
-        (status = 200, description = "The organization's workflows, by name", body = ListEnvelope<WorkflowView>),
+        (status = 200, description = "The organization's workflows, by name", body = ListEnvelope<WorkflowDefinitionView>),
         (status = 400, description = "`invalid_date_range`, `search_query_too_long`, `invalid_filter_value`, `too_many_filter_values`", body = ErrorBody),
     )
 )]
@@ -193,14 +223,14 @@ pub async fn list_workflows(
         .workflows
         .list(caller.user(), &filter, q.paging.request())
         .await?;
-    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(WorkflowView::from))))
+    Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(WorkflowDefinitionView::from))))
 }
 
 #[utoipa::path(
     tag = "workflows",
-    request_body = WorkflowBody,
+    request_body = NewWorkflowBody,
     responses(
-        (status = 201, body = WorkflowView),
+        (status = 201, body = WorkflowDefinitionView),
         (status = 400, description = "`params_validation_error` naming `name`, `trigger_type` or `actions` (a webhook URL the destination guard refuses too), `unknown_field`", body = ErrorBody),
         (status = 403, description = "`permission_denied` (guests); CLI sessions are refused: API keys only", body = ErrorBody),
     )
@@ -209,19 +239,19 @@ pub async fn list_workflows(
 pub async fn create_workflow(
     state: web::Data<AppState>,
     caller: Caller,
-    body: JsonBody<WorkflowBody>,
+    body: JsonBody<NewWorkflowBody>,
 ) -> ApiResult<HttpResponse> {
     let created = state
         .workflows
         .create(caller.user(), &body.0.into())
         .await?;
-    Ok(HttpResponse::Created().json(WorkflowView::from(&created)))
+    Ok(HttpResponse::Created().json(WorkflowDefinitionView::from(&created)))
 }
 
 #[utoipa::path(
     tag = "workflows",
     params(("uuid" = String, Path)),
-    responses((status = 200, body = WorkflowView), (status = 404, description = "another organization's workflow too", body = ErrorBody))
+    responses((status = 200, body = WorkflowDefinitionView), (status = 404, description = "another organization's workflow too", body = ErrorBody))
 )]
 #[get("/v1/workflows/{uuid}/")]
 pub async fn get_workflow(
@@ -230,15 +260,15 @@ pub async fn get_workflow(
     id: web::Path<Uuid>,
 ) -> ApiResult<HttpResponse> {
     let w = state.workflows.get(caller.user(), WorkflowId(*id)).await?;
-    Ok(HttpResponse::Ok().json(WorkflowView::from(&w)))
+    Ok(HttpResponse::Ok().json(WorkflowDefinitionView::from(&w)))
 }
 
 #[utoipa::path(
     tag = "workflows",
     params(("uuid" = String, Path)),
-    request_body = WorkflowBody,
+    request_body = WorkflowDefinitionBody,
     responses(
-        (status = 200, body = WorkflowView),
+        (status = 200, body = WorkflowDefinitionView),
         (status = 400, description = "`params_validation_error`, `unknown_field`", body = ErrorBody),
         (status = 403, description = "`permission_denied`: only admins and the creator change a workflow", body = ErrorBody),
         (status = 404, body = ErrorBody),
@@ -249,13 +279,13 @@ pub async fn update_workflow(
     state: web::Data<AppState>,
     caller: Caller,
     id: web::Path<Uuid>,
-    body: JsonBody<WorkflowBody>,
+    body: JsonBody<WorkflowDefinitionBody>,
 ) -> ApiResult<HttpResponse> {
     let w = state
         .workflows
         .update(caller.user(), WorkflowId(*id), &body.0.into())
         .await?;
-    Ok(HttpResponse::Ok().json(WorkflowView::from(&w)))
+    Ok(HttpResponse::Ok().json(WorkflowDefinitionView::from(&w)))
 }
 
 #[utoipa::path(
