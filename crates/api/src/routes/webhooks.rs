@@ -122,7 +122,11 @@ impl From<&CreatedEndpoint> for CreatedWebhookView {
 pub struct CreateWebhookBody {
     /// Receives the payloads: `https://` to a public address (plain `http://` and internal
     /// addresses only for hosts in `TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS`).
-    #[schema(example = "https://hooks.example.com/teamcomm")]
+    #[schema(
+        example = "https://hooks.example.com/teamcomm",
+        min_length = 1,
+        pattern = r"\S"
+    )]
     url: String,
     /// Dotted event names, at least one (docs/events.md).
     #[schema(example = json!(["kudos.posted"]))]
@@ -255,7 +259,11 @@ impl OneOrMany {
 #[serde(deny_unknown_fields)]
 pub struct CreateSubscriptionBody {
     /// As `url` of `POST /v1/webhooks/`.
-    #[schema(example = "https://hooks.example.com/teamcomm")]
+    #[schema(
+        example = "https://hooks.example.com/teamcomm",
+        min_length = 1,
+        pattern = r"\S"
+    )]
     url: String,
     /// Upper-case event names (`FOLLOWUPS_DAILY_FINISHED`, `FORMS_RESPONSE_CREATED`; the table
     /// in docs/events.md); dotted names are accepted too.
@@ -334,6 +342,7 @@ pub async fn create_subscription(
 #[serde(deny_unknown_fields)]
 pub struct DeleteSubscriptionBody {
     /// The URL subscribed: every endpoint of the organization with this URL is deleted.
+    #[schema(min_length = 1, pattern = r"\S")]
     url: String,
 }
 
@@ -365,7 +374,7 @@ pub async fn delete_subscription(
 pub struct SampleBody {
     /// The dotted event type of the sample (docs/events.md), not necessarily one the endpoint
     /// subscribes to.
-    #[schema(example = "kudos.posted")]
+    #[schema(example = "kudos.posted", min_length = 1)]
     event: String,
 }
 
@@ -398,9 +407,10 @@ pub async fn send_sample(
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionSampleBody {
     /// Upper-case (or dotted) event type.
-    #[schema(example = "KUDOS_POSTED")]
+    #[schema(example = "KUDOS_POSTED", min_length = 1)]
     event_type: String,
     /// The URL of one of the organization's subscriptions.
+    #[schema(min_length = 1, pattern = r"\S")]
     url: String,
 }
 

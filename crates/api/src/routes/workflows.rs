@@ -7,14 +7,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use teamcomm_kernel::WireEnum;
 use teamcomm_workflows::{
-    Action, Workflow, WorkflowId, WorkflowInput, WorkflowListFilter, WorkflowRun,
+    Action, MAX_WORKFLOW_NAME, Workflow, WorkflowId, WorkflowInput, WorkflowListFilter, WorkflowRun,
 };
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::JsonBody;
+use crate::extract::{JsonBody, Name};
 use crate::paging::{ListEnvelope, ListQuery, NoFilters, PageParams};
 use crate::params::{Day, Search, UuidList, search};
 use crate::state::AppState;
@@ -109,14 +109,14 @@ pub struct TriggerQueuedView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowDefinitionBody {
-    pub name: Option<String>,
+    pub name: Option<Name<{ MAX_WORKFLOW_NAME }>>,
     pub description: Option<String>,
     /// `api_trigger` or a dotted event name (docs/events.md).
     pub trigger_type: Option<String>,
     /// 1 to 20 actions: `{type: "send_message", user_uuids?, team_uuids?, channel_ids?, text}`,
     /// `{type: "send_email", to, subject, body}`, `{type: "call_webhook", url}`; text may name
     /// `{{payload.key}}`.
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<Object>>, min_items = 1, max_items = 20)]
     pub actions: Option<Value>,
     pub active: Option<bool>,
 }
@@ -126,7 +126,7 @@ pub struct WorkflowDefinitionBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewWorkflowBody {
-    pub name: String,
+    pub name: Name<{ MAX_WORKFLOW_NAME }>,
     pub description: Option<String>,
     /// `api_trigger` or a dotted event name (docs/events.md).
     #[schema(example = "api_trigger")]
@@ -134,7 +134,7 @@ pub struct NewWorkflowBody {
     /// 1 to 20 actions: `{type: "send_message", user_uuids?, team_uuids?, channel_ids?, text}`,
     /// `{type: "send_email", to, subject, body}`, `{type: "call_webhook", url}`; text may name
     /// `{{payload.key}}`.
-    #[schema(value_type = Vec<Object>, example = json!([{"type": "send_email", "to": ["ada@example.com"], "subject": "Deployed", "body": "Version {{payload.version}} is live."}]))]
+    #[schema(value_type = Vec<Object>, min_items = 1, max_items = 20, example = json!([{"type": "send_email", "to": ["ada@example.com"], "subject": "Deployed", "body": "Version {{payload.version}} is live."}]))]
     pub actions: Value,
     pub active: Option<bool>,
 }
@@ -142,7 +142,7 @@ pub struct NewWorkflowBody {
 impl From<NewWorkflowBody> for WorkflowInput {
     fn from(b: NewWorkflowBody) -> Self {
         WorkflowInput {
-            name: Some(b.name),
+            name: Some(b.name.0),
             description: b.description,
             trigger_type: Some(b.trigger_type),
             actions: Some(b.actions),
@@ -154,7 +154,7 @@ impl From<NewWorkflowBody> for WorkflowInput {
 impl From<WorkflowDefinitionBody> for WorkflowInput {
     fn from(b: WorkflowDefinitionBody) -> Self {
         WorkflowInput {
-            name: b.name,
+            name: b.name.map(|n| n.0),
             description: b.description,
             trigger_type: b.trigger_type,
             actions: b.actions,
