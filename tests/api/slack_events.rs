@@ -51,24 +51,7 @@ async fn world() -> World {
         )
         .await;
     assert_eq!(r.status, 204, "{}", r.text);
-    let r = app
-        .send(
-            "POST",
-            "/v1/checkins/create/",
-            &[("X-API-KEY", &admin_key)],
-            Some(json!({
-                "name": "Standup",
-                "schedule": {"days": [0, 1, 2, 3, 4, 5, 6], "time": "00:00", "timezone": "UTC"},
-                "participants": {"user_uuids": [member]},
-                "questions": [
-                    {"question": "What did you do?", "question_type": "text", "short_question": "Done"},
-                    {"question": "Anything blocking you?", "question_type": "text", "required": false, "short_question": "Blockers"},
-                ],
-            })),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let checkin = r.body["uuid"].as_str().unwrap().to_owned();
+    let checkin = app.create_daily_checkin(&admin_key, &member).await;
     World {
         app,
         org,

@@ -279,6 +279,30 @@ impl TestApp {
     }
 
     /// An organization on `plan` with an admin and a key of theirs: (org, admin, session, key).
+    /// A check-in ("Standup", two text questions, the second optional) asking `participant`
+    /// every day at 00:00 UTC: its trigger has passed whenever the test runs, and the round
+    /// stays open until the end of the day. Answers its uuid.
+    pub async fn create_daily_checkin(&self, admin_key: &str, participant: &str) -> String {
+        let r = self
+            .send(
+                "POST",
+                "/v1/checkins/create/",
+                &[("X-API-KEY", admin_key)],
+                Some(json!({
+                    "name": "Standup",
+                    "schedule": {"days": [0, 1, 2, 3, 4, 5, 6], "time": "00:00", "timezone": "UTC"},
+                    "participants": {"user_uuids": [participant]},
+                    "questions": [
+                        {"question": "What did you do?", "question_type": "text", "short_question": "Done"},
+                        {"question": "Anything blocking you?", "question_type": "text", "required": false, "short_question": "Blockers"},
+                    ],
+                })),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.body["uuid"].as_str().unwrap().to_owned()
+    }
+
     pub async fn org_with_admin_key(&self, plan: &str) -> (String, String, String, String) {
         let org = self.create_org(plan).await;
         let admin = self.create_user(&org, "admin").await;

@@ -51,7 +51,6 @@ pub fn app(
         .wrap(from_fn(normalize_request))
         .wrap(TracingLogger::default())
         .wrap(from_fn(crate::telemetry::access_log))
-        .wrap(from_fn(crate::metrics::record))
 }
 
 /// Swagger UI over the document served at `/v1/openapi.json` (not a second copy of it); its

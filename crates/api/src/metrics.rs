@@ -6,11 +6,7 @@
 //! (loopback by default) see it; everyone else gets the API's 404.
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -154,8 +150,9 @@ impl Metrics {
         }))
     }
 
-    /// Counts one answered request.
-    fn request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    /// Counts one answered request (called by `telemetry::access_log`, which sees every
+    /// answer with its final status, errors and panics included).
+    pub(crate) fn request(&self, method: &str, route: &str, status: u16, seconds: f64) {
         let m = &self.0;
         m.requests
             .get_or_create(&RequestLabels {
@@ -219,29 +216,6 @@ impl Metrics {
         let _ = prometheus_client::encoding::text::encode(&mut body, &m.registry);
         body
     }
-}
-
-/// Counts every answered request (wraps everything, so errors and panics count with their
-/// final status).
-pub async fn record(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let method = req.method().as_str().to_owned();
-    let metrics = req
-        .app_data::<web::Data<AppState>>()
-        .map(|s| s.metrics.clone());
-    let outcome = next.call(req).await;
-    if let Some(metrics) = metrics {
-        let (status, route) = match &outcome {
-            Ok(res) => (res.status().as_u16(), res.request().match_pattern()),
-            Err(err) => (err.as_response_error().status_code().as_u16(), None),
-        };
-        let route = route.unwrap_or_else(|| "-".to_owned());
-        metrics.request(&method, &route, status, started.elapsed().as_secs_f64());
-    }
-    outcome
 }
 
 /// The metrics, to allowed clients only.

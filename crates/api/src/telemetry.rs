@@ -64,7 +64,7 @@ where
     }
 }
 
-/// Writes one access line per request, at INFO: method, route template (the matched pattern such
+/// Counts every request in the metrics (`metrics.rs`) and writes one access line per request, at INFO: method, route template (the matched pattern such
 /// as `/v1/teams/{uuid}/`, never the raw path, which may carry ids or 100 KB of junk; `-` when no
 /// route matched), status, duration and the request id of the request's span. It wraps
 /// everything, `TracingLogger` included, so it sees the final status of errors and panics, and
@@ -77,6 +77,9 @@ pub async fn access_log(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let method = req.method().clone();
+    let metrics = req
+        .app_data::<actix_web::web::Data<crate::state::AppState>>()
+        .map(|s| s.metrics.clone());
     let outcome = next.call(req).await;
     let (status, route, request_id) = match &outcome {
         Ok(res) => (
@@ -86,7 +89,16 @@ pub async fn access_log(
         ),
         Err(err) => (err.as_response_error().status_code(), None, None),
     };
-    let duration_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1e3;
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(metrics) = metrics {
+        metrics.request(
+            method.as_str(),
+            route.as_deref().unwrap_or("-"),
+            status.as_u16(),
+            elapsed,
+        );
+    }
+    let duration_ms = (elapsed * 1e6).round() / 1e3;
     tracing::info!(
         target: ACCESS_TARGET,
         method = %method,

@@ -344,7 +344,7 @@ impl EmailService {
     pub async fn get_email(&self, actor: &User, id: &str) -> Result<Email, Error> {
         let id = Uuid::parse_str(id).map_err(|_| Error::not_found())?;
         let email = self.emails.get_email(actor.org_id, id).await?;
-        if email.sender != actor.id && !actor.role.is_admin() {
+        if !crate::may_see_send(actor, email.sender) {
             return Err(Error::not_found());
         }
         Ok(email)

@@ -36,6 +36,12 @@ use std::sync::{Arc, Mutex};
 use teamcomm_kernel::{Error, OrgId, RepoError, SharedClock, text};
 use time::{Duration, OffsetDateTime};
 
+/// Who may read a send (a message's or an e-mail's status): whoever sent it, and the admins of
+/// its organization; to anyone else it does not exist (`not_found`).
+pub(crate) fn may_see_send(actor: &teamcomm_org::User, sender: teamcomm_kernel::UserId) -> bool {
+    sender == actor.id || actor.role.is_admin()
+}
+
 /// The longest channel name, in characters.
 pub const MAX_CHANNEL_NAME: usize = 200;
 

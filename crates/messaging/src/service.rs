@@ -255,7 +255,7 @@ impl MessagingService {
     pub async fn get_message(&self, actor: &User, id: &str) -> Result<MessageReport, Error> {
         let id = MessageId::parse(id).ok_or_else(Error::not_found)?;
         let message = self.ports.messages.get_message(actor.org_id, id).await?;
-        if message.sender != actor.id && !actor.role.is_admin() {
+        if !crate::may_see_send(actor, message.sender) {
             return Err(Error::not_found());
         }
         let thread_responses = self
