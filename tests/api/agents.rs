@@ -113,10 +113,25 @@ async fn an_agent_email_names_its_bad_fields_and_queues_nothing() {
         json!({"agent_name": "Bot", "to": [mia_at], "subject": "Hi", "body_html": "x", "cc": []}),
     )
     .await;
-    assert_eq!(r.status, 400, "{}", r.text);
+    r.assert_error(400, "unknown_field");
+    assert_eq!(r.body["extra"]["parameter"], "cc", "{}", r.text);
     let r = send(&app, &key, json!({"agent_name": "Bot"})).await;
-    assert_eq!(r.status, 400, "{}", r.text);
-    assert!(r.body["code"].is_string() && r.body["detail"].is_string());
+    r.assert_error(400, "params_validation_error");
+    for field in ["to", "subject", "body_html"] {
+        assert!(r.body["errors"][field].is_array(), "{field}: {}", r.text);
+    }
+
+    // Nothing was queued by any refusal.
+    let mut conn = app.database.pool().get().await.expect("connection");
+    let queued: i64 = diesel_async::RunQueryDsl::get_result(
+        diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+            "(SELECT count(*) FROM emails) + (SELECT count(*) FROM jobs)",
+        )),
+        &mut conn,
+    )
+    .await
+    .expect("count");
+    assert_eq!(queued, 0);
 }
 
 #[actix_web::test]
