@@ -143,22 +143,19 @@ impl HttpWebhookSender {
             .header("content-type", "application/json")
             .header(HEADER_ID, &d.message_id)
             .header(HEADER_TIMESTAMP, d.timestamp.to_string());
-        match signature(
-            &d.secrets.signing_secret,
-            &d.message_id,
-            d.timestamp,
-            &d.body,
-        ) {
-            Ok(s) => request = request.header(HEADER_SIGNATURE, s),
-            Err(e) => {
-                return Ok(DeliveryOutcome::Failed {
-                    status: None,
-                    retry_after: None,
-                    error: e.to_string(),
-                });
+        if let Some(secret) = &d.signing_secret {
+            match signature(secret, &d.message_id, d.timestamp, &d.body) {
+                Ok(s) => request = request.header(HEADER_SIGNATURE, s),
+                Err(e) => {
+                    return Ok(DeliveryOutcome::Failed {
+                        status: None,
+                        retry_after: None,
+                        error: e.to_string(),
+                    });
+                }
             }
         }
-        if let Some(token) = &d.secrets.bearer_token {
+        if let Some(token) = &d.bearer_token {
             request = request.header("X-BEARER", token.expose());
         }
         let mut response = request.body(d.body.clone()).send().await?;

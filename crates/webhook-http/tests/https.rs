@@ -12,7 +12,7 @@ use teamcomm_webhook_http::{HttpWebhookSender, SenderSettings};
 use teamcomm_webhooks::signing::verify;
 use teamcomm_webhooks::testing::StaticResolver;
 use teamcomm_webhooks::{
-    AllowList, Delivery, DeliveryOutcome, EndpointSecrets, Refusal, SecretText, WebhookSender,
+    AllowList, Delivery, DeliveryOutcome, Refusal, SecretText, WebhookSender,
     generate_signing_secret,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -128,10 +128,8 @@ fn delivery(url: String, secret: SecretText) -> Delivery {
         message_id: "0193f0c2-6a1e-7c3d-9a0b-1c2d3e4f5a6b".into(),
         timestamp: 1_764_115_200,
         body: br#"{"event":"kudos.posted","data":{}}"#.to_vec(),
-        secrets: EndpointSecrets {
-            signing_secret: secret,
-            bearer_token: Some(SecretText::new("tok-https")),
-        },
+        signing_secret: Some(secret),
+        bearer_token: Some(SecretText::new("tok-https")),
     }
 }
 

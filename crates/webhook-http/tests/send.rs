@@ -9,8 +9,7 @@ use teamcomm_webhook_http::{HttpWebhookSender, SenderSettings};
 use teamcomm_webhooks::signing::verify;
 use teamcomm_webhooks::testing::StaticResolver;
 use teamcomm_webhooks::{
-    AllowList, Delivery, DeliveryOutcome, EndpointSecrets, SecretText, WebhookSender,
-    generate_signing_secret,
+    AllowList, Delivery, DeliveryOutcome, SecretText, WebhookSender, generate_signing_secret,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -118,10 +117,8 @@ fn delivery(url: String, bearer: Option<&str>) -> Delivery {
         message_id: "0193f0c2-6a1e-7c3d-9a0b-1c2d3e4f5a6b".into(),
         timestamp: 1_764_115_200,
         body: br#"{"event":"kudos.posted","data":{}}"#.to_vec(),
-        secrets: EndpointSecrets {
-            signing_secret: generate_signing_secret(),
-            bearer_token: bearer.map(SecretText::new),
-        },
+        signing_secret: Some(generate_signing_secret()),
+        bearer_token: bearer.map(SecretText::new),
     }
 }
 

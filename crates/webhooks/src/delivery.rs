@@ -407,7 +407,8 @@ impl WebhookWorker {
             message_id: delivery.event_id.to_string(),
             timestamp: now.unix_timestamp(),
             body: serde_json::to_vec(&payload).unwrap_or_default(),
-            secrets,
+            signing_secret: Some(secrets.signing_secret),
+            bearer_token: secrets.bearer_token,
         };
         let (code, retry_after, error) = match self.ports.sender.send(&outgoing).await {
             DeliveryOutcome::Delivered { status } => {

@@ -156,7 +156,7 @@ async fn a_2xx_delivers_the_stored_payload_under_the_event_id() {
     assert_eq!(sent[0].timestamp, T0.unix_timestamp());
     let body: Value = serde_json::from_slice(&sent[0].body).unwrap();
     assert_eq!(body, event.payload());
-    assert_eq!(sent[0].secrets.bearer_token, Some(SecretText::new("tok")));
+    assert_eq!(sent[0].bearer_token, Some(SecretText::new("tok")));
     let d = w.delivery_of(ep);
     assert_eq!(d.status, DeliveryStatus::Delivered);
     assert_eq!((d.attempts, d.last_status_code), (1, Some(200)));

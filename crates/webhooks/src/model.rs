@@ -139,7 +139,11 @@ pub struct Delivery {
     pub timestamp: i64,
     /// The JSON body, signed as sent.
     pub body: Vec<u8>,
-    pub secrets: EndpointSecrets,
+    /// Signs the request (`webhook-signature`). An endpoint always has one; a workflow's
+    /// `call_webhook` has none: no secret was agreed with that receiver, so it goes unsigned.
+    pub signing_secret: Option<SecretText>,
+    /// Sent as `X-BEARER`.
+    pub bearer_token: Option<SecretText>,
 }
 
 /// What became of one attempt.

@@ -145,7 +145,8 @@ impl WebhookService {
             message_id: format!("{SAMPLE_ID_PREFIX}{}", event.id),
             timestamp: now.unix_timestamp(),
             body: event.payload().to_string().into_bytes(),
-            secrets,
+            signing_secret: Some(secrets.signing_secret),
+            bearer_token: secrets.bearer_token,
         };
         Ok(SampleSent {
             event: event_type,

@@ -429,8 +429,8 @@ async fn a_sample_is_delivered_signed_to_the_endpoint_and_its_outcome_told() {
     let d = &w.sender.sent()[0];
     assert_eq!(d.url, "https://hooks.example.com/in");
     assert!(d.message_id.starts_with("sample_"));
-    assert_eq!(d.secrets.signing_secret, created.signing_secret);
-    assert_eq!(d.secrets.bearer_token.as_ref().unwrap().expose(), "tok");
+    assert_eq!(d.signing_secret.as_ref(), Some(&created.signing_secret));
+    assert_eq!(d.bearer_token.as_ref().unwrap().expose(), "tok");
     let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
     assert_eq!(body["event"], "forms.response.created");
     assert_eq!(body["organization_uuid"], w.member.org_id.0.to_string());
