@@ -149,7 +149,7 @@ async fn a_delivery_is_signed_carries_the_bearer_token_and_2xx_is_delivered() {
     assert_eq!(r.header("webhook-timestamp").as_deref(), Some("1764115200"));
     let sig = r.header("webhook-signature").expect("signed");
     assert!(verify(
-        &d.secrets.signing_secret,
+        d.signing_secret.as_ref().unwrap(),
         &d.message_id,
         d.timestamp,
         &r.body,
