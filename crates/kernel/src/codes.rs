@@ -77,6 +77,14 @@ catalogue! {
     /// `for_user_id` names no user of the organization.
     TargetUserNotFound => ("target_user_not_found", 400),
 
+    // --- CLI one-time-code login (issue 10 §1) ---
+    /// A wrong login code (the code survives a few wrong tries).
+    LoginCodeInvalid => ("login_code_invalid", 400),
+    /// No live login code: expired, used, replaced by a newer one, or dead after too many wrong tries.
+    LoginCodeExpired => ("login_code_expired", 400),
+    /// `organization_id` is not one of the login address's organizations.
+    LoginOrganizationInvalid => ("login_organization_invalid", 400),
+
     // --- messaging ---
     /// `send_as_user` combined with bot_* fields.
     SendAsUserConflict => ("send_as_user_conflict", 400),

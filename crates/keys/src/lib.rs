@@ -3,6 +3,9 @@
 //! ports ([`KeyRepository`], [`OrgSnapshots`]).
 
 mod limits;
+mod login;
+#[cfg(any(test, feature = "testing"))]
+mod login_memory;
 mod model;
 mod policy;
 mod ports;
@@ -13,6 +16,11 @@ pub mod testing;
 mod usage;
 
 pub use limits::{RateDecision, RateLimiter, RateLimits, RateQuotas, RateScope};
+pub use login::{
+    AddressKey, CLI_TOKEN_LIFETIME, ClaimedTry, CodeRequested, LOGIN_CODE_MAX_TRIES, LOGIN_CODE_TTL,
+    Login, LoginAccount, LoginCode, LoginCodeMailer, LoginCodeRepository, LoginOrganization,
+    LoginService, MAX_LOGIN_EMAIL, NewLoginCode, Verified, normalize_address,
+};
 pub use model::{
     ApiKey, CliTokenCredential, CredentialKind, CredentialRef, KeyCredential, PersonRef, Principal,
     Scope,

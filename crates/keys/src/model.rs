@@ -126,6 +126,10 @@ pub enum CredentialRef {
     ApiKey(uuid::Uuid),
     CliToken(uuid::Uuid),
     Session(uuid::Uuid),
+    /// A login address (the first half of its SHA-256): one-time-code requests and tries.
+    LoginAddress([u8; 16]),
+    /// A client's network address, for routes taken without a credential.
+    Client(std::net::IpAddr),
 }
 
 impl Principal {

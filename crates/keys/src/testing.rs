@@ -498,3 +498,5 @@ impl OrgSnapshots for UncachedOrgSnapshots {
         Ok(Arc::new(self.orgs.get_organization(id).await?))
     }
 }
+
+pub use crate::login_memory::{InMemoryLoginCodes, RecordingLoginMailer};
