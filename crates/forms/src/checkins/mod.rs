@@ -8,6 +8,7 @@
 mod input;
 mod model;
 mod ports;
+mod progress;
 mod responses;
 mod schedule;
 mod service;
@@ -28,6 +29,10 @@ pub use model::{
 pub use ports::{
     AuthoredResponse, CheckinDirectory, CheckinRepository, CheckinScope, CheckinSelection,
     DayResponse, ManagedScope, ResponseScope, ResponseSelection,
+};
+pub use progress::{
+    AttachAction, AttachedCheckin, MAX_UPDATE_PART_CHARS, ProgressUpdate, TodayCheckin,
+    progress_answers,
 };
 pub use responses::{
     AnswerInput, ListedResponse, MAX_DAYS_AHEAD, MAX_DAYS_BACK, ResponseInput, ResponseListFilter,

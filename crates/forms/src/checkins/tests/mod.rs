@@ -3,6 +3,7 @@
 
 mod authoring;
 mod due;
+mod progress;
 mod reading;
 mod responses;
 
