@@ -2,6 +2,7 @@
 //! the authenticated [`Principal`] every request carries. Storage and the organization cache are
 //! ports ([`KeyRepository`], [`OrgSnapshots`]).
 
+mod daily;
 mod limits;
 mod login;
 #[cfg(any(test, feature = "testing"))]
@@ -15,6 +16,9 @@ mod service;
 pub mod testing;
 mod usage;
 
+pub use daily::{
+    DailyCounters, DailyLimit, DailySpend, DailyThrottle, seconds_until_next_utc_midnight,
+};
 pub use limits::{RateDecision, RateLimiter, RateLimits, RateQuotas, RateScope};
 pub use login::{
     AddressKey, CLI_TOKEN_LIFETIME, ClaimedTry, CodeRequested, LOGIN_CODE_MAX_TRIES, LOGIN_CODE_TTL,

@@ -25,6 +25,8 @@ use crate::{
     NewKeyRecord, OrgSnapshots, PersonRef, Scope, SecretHash,
 };
 
+pub use crate::daily::InMemoryDailyCounters;
+
 /// The database's limit on key names, in characters (`api_keys.name` CHECK).
 const MAX_STORED_NAME: usize = 255;
 
