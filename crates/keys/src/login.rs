@@ -218,7 +218,6 @@ pub struct LoginService {
     codes: Arc<dyn LoginCodeRepository>,
     tokens: Arc<dyn KeyRepository>,
     mailer: Arc<dyn LoginCodeMailer>,
-    limits: RateLimits,
     clock: SharedClock,
 }
 
@@ -227,24 +226,27 @@ impl LoginService {
         codes: Arc<dyn LoginCodeRepository>,
         tokens: Arc<dyn KeyRepository>,
         mailer: Arc<dyn LoginCodeMailer>,
-        limits: RateLimits,
         clock: SharedClock,
     ) -> Self {
         LoginService {
             codes,
             tokens,
             mailer,
-            limits,
             clock,
         }
     }
 
     /// Makes and stores a new code for `email`, replacing its earlier one, and mails it when the
     /// address belongs to someone. Unknown addresses get the same answer after the same work.
-    pub async fn request_code(&self, email: &str) -> Result<CodeRequested, Error> {
+    /// The address spends one request of its `auth` budget in `limits` (the app's budgets).
+    pub async fn request_code(
+        &self,
+        limits: &RateLimits,
+        email: &str,
+    ) -> Result<CodeRequested, Error> {
         let address = normalize_address(email);
         let key = AddressKey::of(&address);
-        self.spend(&key).await?;
+        spend(limits, &key).await?;
         let accounts = self.codes.accounts(&address).await?;
         let now = self.clock.now();
         let code = LoginCode::generate();
@@ -278,16 +280,18 @@ impl LoginService {
 
     /// Checks `code` for `email`. With one organization, or the chosen one (`organization`, the
     /// number from the list), the code is used and a token issued; with several and none
-    /// chosen, the list is answered and the code stays good.
+    /// chosen, the list is answered and the code stays good. The address spends one request of
+    /// its `auth` budget in `limits`.
     pub async fn verify_code(
         &self,
+        limits: &RateLimits,
         email: &str,
         code: &str,
         organization: Option<i64>,
     ) -> Result<Verified, Error> {
         let address = normalize_address(email);
         let key = AddressKey::of(&address);
-        self.spend(&key).await?;
+        spend(limits, &key).await?;
         let now = self.clock.now();
         let Some(claimed) = self
             .codes
@@ -357,22 +361,20 @@ impl LoginService {
             .with_extra("required_scope", "cli_token")),
         }
     }
+}
 
-    /// Spends one request of the address's `auth` budget.
-    async fn spend(&self, key: &AddressKey) -> Result<(), Error> {
-        let decision = self
-            .limits
-            .spend(key.rate_key(), RateScope::Auth, false)
-            .await;
-        match decision.retry_after_secs {
-            None => Ok(()),
-            Some(after) => Err(Error::new(
-                ErrorCode::Throttled,
-                format!("Request was throttled. Expected available in {after} seconds."),
-            )
-            .with_extra("retry_after", after)
-            .with_extra("scope", RateScope::Auth.as_str())),
-        }
+/// Spends one request of the address's `auth` budget.
+/// Spends one request of the address's `auth` budget.
+async fn spend(limits: &RateLimits, key: &AddressKey) -> Result<(), Error> {
+    let decision = limits.spend(key.rate_key(), RateScope::Auth, false).await;
+    match decision.retry_after_secs {
+        None => Ok(()),
+        Some(after) => Err(Error::new(
+            ErrorCode::Throttled,
+            format!("Request was throttled. Expected available in {after} seconds."),
+        )
+        .with_extra("retry_after", after)
+        .with_extra("scope", RateScope::Auth.as_str())),
     }
 }
 

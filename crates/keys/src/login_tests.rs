@@ -36,6 +36,7 @@ impl RateLimiter for CountingLimiter {
 
 struct World {
     clock: Arc<FixedClock>,
+    limits: RateLimits,
     codes: Arc<InMemoryLoginCodes>,
     mailer: Arc<RecordingLoginMailer>,
     keys: KeyService,
@@ -74,7 +75,7 @@ impl World {
         let limits = RateLimits::new(quotas, Arc::new(CountingLimiter::default()));
         let codes = Arc::new(InMemoryLoginCodes::default());
         let mailer = Arc::new(RecordingLoginMailer::default());
-        let login = LoginService::new(codes.clone(), tokens, mailer.clone(), limits, shared);
+        let login = LoginService::new(codes.clone(), tokens, mailer.clone(), shared);
         let acme = organization(&people, "Acme", "business").await;
         let beta = organization(&people, "Beta", "free").await;
         let ada = person(&people, &acme, "ada@acme.test").await;
@@ -85,6 +86,7 @@ impl World {
         }
         World {
             clock,
+            limits,
             codes,
             mailer,
             keys,
@@ -99,7 +101,7 @@ impl World {
 
     /// Requests a code for `email` and returns the one mailed.
     async fn mailed_code(&self, email: &str) -> String {
-        self.login.request_code(email).await.unwrap();
+        self.login.request_code(&self.limits, email).await.unwrap();
         self.mailer.last_code_to(email).expect("a code was mailed")
     }
 
@@ -157,7 +159,11 @@ fn logged_in(v: Verified) -> (Secret, User, Organization, OffsetDateTime) {
 #[tokio::test]
 async fn a_single_organization_logs_in_with_the_mailed_code() {
     let w = World::new().await;
-    let requested = w.login.request_code(" ADA@acme.test ").await.unwrap();
+    let requested = w
+        .login
+        .request_code(&w.limits, " ADA@acme.test ")
+        .await
+        .unwrap();
     assert!(!requested.is_multi_org());
     assert!(requested.organizations.is_empty());
     let sent = w.mailer.sent();
@@ -169,7 +175,7 @@ async fn a_single_organization_logs_in_with_the_mailed_code() {
 
     let (token, user, org, expires_at) = logged_in(
         w.login
-            .verify_code("ada@ACME.test", code, None)
+            .verify_code(&w.limits, "ada@ACME.test", code, None)
             .await
             .unwrap(),
     );
@@ -181,7 +187,9 @@ async fn a_single_organization_logs_in_with_the_mailed_code() {
 
     // The code is used: the same code again is refused.
     assert_code(
-        w.login.verify_code("ada@acme.test", code, None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", code, None)
+            .await,
         ErrorCode::LoginCodeExpired,
     );
 }
@@ -213,7 +221,9 @@ async fn a_code_expires_after_its_lifetime() {
     let code = w.mailed_code("ada@acme.test").await;
     w.advance(LOGIN_CODE_TTL);
     assert_code(
-        w.login.verify_code("ada@acme.test", &code, None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
+            .await,
         ErrorCode::LoginCodeExpired,
     );
     // Just before its expiry a code still works.
@@ -221,7 +231,7 @@ async fn a_code_expires_after_its_lifetime() {
     w.advance(LOGIN_CODE_TTL - Duration::seconds(1));
     logged_in(
         w.login
-            .verify_code("ada@acme.test", &code, None)
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
             .await
             .unwrap(),
     );
@@ -237,12 +247,14 @@ async fn a_new_request_invalidates_the_previous_code() {
         second = w.mailed_code("ada@acme.test").await;
     }
     assert_code(
-        w.login.verify_code("ada@acme.test", &first, None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", &first, None)
+            .await,
         ErrorCode::LoginCodeInvalid,
     );
     logged_in(
         w.login
-            .verify_code("ada@acme.test", &second, None)
+            .verify_code(&w.limits, "ada@acme.test", &second, None)
             .await
             .unwrap(),
     );
@@ -255,7 +267,7 @@ async fn five_wrong_tries_kill_the_code() {
     for left in (0..LOGIN_CODE_MAX_TRIES).rev() {
         let e = w
             .login
-            .verify_code("ada@acme.test", &wrong(&code), None)
+            .verify_code(&w.limits, "ada@acme.test", &wrong(&code), None)
             .await
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::LoginCodeInvalid);
@@ -267,14 +279,16 @@ async fn five_wrong_tries_kill_the_code() {
     }
     // Dead: even the right code is refused now.
     assert_code(
-        w.login.verify_code("ada@acme.test", &code, None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
+            .await,
         ErrorCode::LoginCodeExpired,
     );
     // A new request starts over.
     let fresh = w.mailed_code("ada@acme.test").await;
     logged_in(
         w.login
-            .verify_code("ada@acme.test", &fresh, None)
+            .verify_code(&w.limits, "ada@acme.test", &fresh, None)
             .await
             .unwrap(),
     );
@@ -287,7 +301,7 @@ async fn a_right_code_does_not_count_as_a_try() {
     for _ in 0..(LOGIN_CODE_MAX_TRIES - 1) {
         assert_code(
             w.login
-                .verify_code("max@example.test", &wrong(&code), None)
+                .verify_code(&w.limits, "max@example.test", &wrong(&code), None)
                 .await,
             ErrorCode::LoginCodeInvalid,
         );
@@ -296,7 +310,7 @@ async fn a_right_code_does_not_count_as_a_try() {
     for _ in 0..3 {
         let offered = match w
             .login
-            .verify_code("max@example.test", &code, None)
+            .verify_code(&w.limits, "max@example.test", &code, None)
             .await
             .unwrap()
         {
@@ -311,7 +325,11 @@ async fn a_right_code_does_not_count_as_a_try() {
 #[tokio::test]
 async fn several_organizations_and_none_chosen_keeps_the_code() {
     let w = World::new().await;
-    let requested = w.login.request_code("max@example.test").await.unwrap();
+    let requested = w
+        .login
+        .request_code(&w.limits, "max@example.test")
+        .await
+        .unwrap();
     assert!(requested.is_multi_org());
     let names: Vec<&str> = requested
         .organizations
@@ -323,7 +341,7 @@ async fn several_organizations_and_none_chosen_keeps_the_code() {
 
     let offered = match w
         .login
-        .verify_code("max@example.test", &code, None)
+        .verify_code(&w.limits, "max@example.test", &code, None)
         .await
         .unwrap()
     {
@@ -338,7 +356,7 @@ async fn several_organizations_and_none_chosen_keeps_the_code() {
     let elsewhere = offered.iter().map(|o| o.number).max().unwrap() + 100;
     assert_code(
         w.login
-            .verify_code("max@example.test", &code, Some(elsewhere))
+            .verify_code(&w.limits, "max@example.test", &code, Some(elsewhere))
             .await,
         ErrorCode::LoginOrganizationInvalid,
     );
@@ -347,7 +365,7 @@ async fn several_organizations_and_none_chosen_keeps_the_code() {
     let beta = w.number_of(&w.beta, &offered);
     let (token, user, org, _) = logged_in(
         w.login
-            .verify_code("max@example.test", &code, Some(beta))
+            .verify_code(&w.limits, "max@example.test", &code, Some(beta))
             .await
             .unwrap(),
     );
@@ -361,7 +379,7 @@ async fn several_organizations_and_none_chosen_keeps_the_code() {
     let acme = w.number_of(&w.acme, &offered);
     assert_code(
         w.login
-            .verify_code("max@example.test", &code, Some(acme))
+            .verify_code(&w.limits, "max@example.test", &code, Some(acme))
             .await,
         ErrorCode::LoginCodeExpired,
     );
@@ -371,21 +389,31 @@ async fn several_organizations_and_none_chosen_keeps_the_code() {
 #[tokio::test]
 async fn unknown_addresses_get_the_same_answer_and_no_mail() {
     let w = World::new().await;
-    let known = w.login.request_code("ada@acme.test").await.unwrap();
-    let unknown = w.login.request_code("nobody@acme.test").await.unwrap();
+    let known = w
+        .login
+        .request_code(&w.limits, "ada@acme.test")
+        .await
+        .unwrap();
+    let unknown = w
+        .login
+        .request_code(&w.limits, "nobody@acme.test")
+        .await
+        .unwrap();
     assert_eq!(known, unknown);
     assert_eq!(w.mailer.sent().len(), 1, "no mail for an unknown address");
     // The same work was done: a code is stored for it too, and it answers like any code.
     assert!(w.codes.stored("nobody@acme.test").is_some());
     assert_code(
         w.login
-            .verify_code("nobody@acme.test", "123456", None)
+            .verify_code(&w.limits, "nobody@acme.test", "123456", None)
             .await,
         ErrorCode::LoginCodeInvalid,
     );
     // Without any request, an address has no live code.
     assert_code(
-        w.login.verify_code("never@acme.test", "123456", None).await,
+        w.login
+            .verify_code(&w.limits, "never@acme.test", "123456", None)
+            .await,
         ErrorCode::LoginCodeExpired,
     );
 }
@@ -396,7 +424,9 @@ async fn a_deactivated_person_cannot_finish_a_login() {
     let code = w.mailed_code("ada@acme.test").await;
     w.codes.remove_account(&w.ada);
     assert_code(
-        w.login.verify_code("ada@acme.test", &code, None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
+            .await,
         ErrorCode::LoginCodeInvalid,
     );
 }
@@ -405,10 +435,16 @@ async fn a_deactivated_person_cannot_finish_a_login() {
 async fn old_codes_are_purged_by_later_requests() {
     let w = World::new().await;
     w.mailed_code("ada@acme.test").await;
-    w.login.request_code("nobody@acme.test").await.unwrap();
+    w.login
+        .request_code(&w.limits, "nobody@acme.test")
+        .await
+        .unwrap();
     assert_eq!(w.codes.code_count(), 2);
     w.advance(Duration::days(2));
-    w.login.request_code("other@acme.test").await.unwrap();
+    w.login
+        .request_code(&w.limits, "other@acme.test")
+        .await
+        .unwrap();
     assert_eq!(w.codes.code_count(), 1);
 }
 
@@ -418,22 +454,34 @@ async fn the_address_budget_is_spent_by_requests_and_tries() {
     let code = w.mailed_code("ada@acme.test").await;
     assert_code(
         w.login
-            .verify_code("ada@acme.test", &wrong(&code), None)
+            .verify_code(&w.limits, "ada@acme.test", &wrong(&code), None)
             .await,
         ErrorCode::LoginCodeInvalid,
     );
     // Third request of the address passes, the fourth is throttled, whatever its case.
-    w.login.request_code("ada@acme.test").await.unwrap();
-    let e = w.login.request_code("ADA@acme.test").await.unwrap_err();
+    w.login
+        .request_code(&w.limits, "ada@acme.test")
+        .await
+        .unwrap();
+    let e = w
+        .login
+        .request_code(&w.limits, "ADA@acme.test")
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Throttled);
     assert_eq!(e.extra()["retry_after"], 120);
     assert_eq!(e.extra()["scope"], "auth");
     assert_code(
-        w.login.verify_code("ada@acme.test", "000000", None).await,
+        w.login
+            .verify_code(&w.limits, "ada@acme.test", "000000", None)
+            .await,
         ErrorCode::Throttled,
     );
     // Another address has its own budget.
-    w.login.request_code("max@example.test").await.unwrap();
+    w.login
+        .request_code(&w.limits, "max@example.test")
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -442,7 +490,7 @@ async fn logout_revokes_the_token_at_once_and_needs_a_cli_token() {
     let code = w.mailed_code("ada@acme.test").await;
     let (token, ..) = logged_in(
         w.login
-            .verify_code("ada@acme.test", &code, None)
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
             .await
             .unwrap(),
     );
@@ -470,7 +518,7 @@ async fn a_login_token_expires_after_its_lifetime_used_or_not() {
     let code = w.mailed_code("ada@acme.test").await;
     let (token, ..) = logged_in(
         w.login
-            .verify_code("ada@acme.test", &code, None)
+            .verify_code(&w.limits, "ada@acme.test", &code, None)
             .await
             .unwrap(),
     );
