@@ -353,6 +353,12 @@ catalogue! {
     WorkflowExecuteNotAllowed => ("workflow_execute_not_allowed", 403),
     /// The workflow is frozen or inactive and cannot run.
     WorkflowFrozen => ("workflow_frozen", 409),
+
+    // --- agents (issue 10 §3) ---
+    /// The registration challenge expired (the vendor CLI fetches a new one on "expired").
+    AgentChallengeExpired => ("agent_challenge_expired", 400),
+    /// The registration challenge is unknown, already used, or its answer is wrong.
+    AgentChallengeFailed => ("agent_challenge_failed", 400),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -23,6 +23,10 @@ pub enum SecretKind {
     ApiKey,
     /// `Authorization: Bearer` values minted for the CLI.
     CliToken,
+    /// `X-API-KEY` values of registered agents (credentials of an organization, no person).
+    AgentKey,
+    /// The token of an agent registration's claim link.
+    ClaimToken,
 }
 
 impl SecretKind {
@@ -30,6 +34,8 @@ impl SecretKind {
         match self {
             SecretKind::ApiKey => "tck_",
             SecretKind::CliToken => "tcc_",
+            SecretKind::AgentKey => "tca_",
+            SecretKind::ClaimToken => "tcx_",
         }
     }
 

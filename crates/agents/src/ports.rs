@@ -1,0 +1,82 @@
+//! What the agents domain needs from the outside world.
+
+use async_trait::async_trait;
+use teamcomm_kernel::{OrgId, RepoError, UserId};
+use teamcomm_keys::SecretHash;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::{
+    AgentKeyCredential, AgentMessage, AgentReport, Challenge, HealthCheck, MessageFilter,
+    NewRegistration, Registration,
+};
+
+/// Reports, health checks and messages of agents. Every method a tenant drives is scoped by
+/// `OrgId`: rows of another organization are never read, counted or changed.
+#[async_trait]
+pub trait AgentRepository: Send + Sync + 'static {
+    async fn insert_report(&self, report: &AgentReport) -> Result<(), RepoError>;
+    async fn insert_health(&self, check: &HealthCheck) -> Result<(), RepoError>;
+    /// The agent's last `limit` checks, newest first.
+    async fn health_history(
+        &self,
+        org: OrgId,
+        agent_name: &str,
+        limit: usize,
+    ) -> Result<Vec<HealthCheck>, RepoError>;
+    async fn insert_message(&self, message: &AgentMessage) -> Result<(), RepoError>;
+    /// Messages not expired at `now`, oldest first, at most `limit`.
+    async fn list_messages(
+        &self,
+        org: OrgId,
+        filter: &MessageFilter,
+        now: OffsetDateTime,
+        limit: usize,
+    ) -> Result<Vec<AgentMessage>, RepoError>;
+    /// Marks the pending messages among `ids` delivered at `now`; answers how many changed.
+    async fn mark_delivered(
+        &self,
+        org: OrgId,
+        ids: &[Uuid],
+        now: OffsetDateTime,
+    ) -> Result<u64, RepoError>;
+    /// Marks every pending, unexpired message of the agent delivered at `now`; answers them.
+    async fn deliver_pending(
+        &self,
+        org: OrgId,
+        agent_name: &str,
+        now: OffsetDateTime,
+    ) -> Result<Vec<AgentMessage>, RepoError>;
+}
+
+/// Registration riddles, registrations with their agent keys, and claims.
+#[async_trait]
+pub trait RegistrationRepository: Send + Sync + 'static {
+    async fn insert_challenge(&self, challenge: &Challenge) -> Result<(), RepoError>;
+    /// Removes and answers the challenge (single use: a second take finds nothing).
+    async fn take_challenge(&self, id: Uuid) -> Result<Option<Challenge>, RepoError>;
+    /// Stores the registration of an organization created just before, and its agent key.
+    async fn insert_registration(&self, new: &NewRegistration) -> Result<(), RepoError>;
+    /// The agent key with this hash (the authentication hot path).
+    async fn find_agent_key(
+        &self,
+        hash: &SecretHash,
+    ) -> Result<Option<AgentKeyCredential>, RepoError>;
+    /// The registration this claim token opens while it is unclaimed and not expired at `now`.
+    async fn find_claimable(
+        &self,
+        claim: &SecretHash,
+        now: OffsetDateTime,
+    ) -> Result<Option<Registration>, RepoError>;
+    /// Marks the registration claimed at `now` if it still is claimable (one claim wins a
+    /// race); answers it, or `None`.
+    async fn claim(
+        &self,
+        claim: &SecretHash,
+        now: OffsetDateTime,
+    ) -> Result<Option<Registration>, RepoError>;
+    /// Records who claimed the organization.
+    async fn set_claimed_by(&self, org: OrgId, user: UserId) -> Result<(), RepoError>;
+    /// Undoes a claim whose owner could not be created.
+    async fn unclaim(&self, org: OrgId) -> Result<(), RepoError>;
+}
