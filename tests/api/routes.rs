@@ -57,7 +57,8 @@ async fn cli_walk(
     let org = app.create_org(plan).await;
     let token = cli_token(&app, &org, "admin").await;
     let mut answers = Vec::new();
-    for r in general_routes() {
+    // Logout would end the walk's session (it is tested on its own: tests/api/cli_login.rs).
+    for r in general_routes().filter(|r| r.path != "/v1/cli/auth/logout/") {
         let res = app
             .send(
                 r.method,
@@ -224,6 +225,27 @@ fn the_matrix_of_the_spec_is_the_table() {
         assert_eq!(policy(m, p).rate, Some(scope), "{m} {p}");
         assert_ne!(policy(m, p).cli, CliAccess::Refused, "{m} {p}");
     }
+    // The CLI login: no credential but the `auth` budget (per client address); who-am-I and
+    // logout for CLI sessions on any plan (API keys on status too, decision 2).
+    for p in ["/v1/cli/auth/request-code/", "/v1/cli/auth/verify-code/"] {
+        assert_eq!(policy("POST", p).credentials, Credentials::Public, "{p}");
+        assert_eq!(
+            policy("POST", p).rate,
+            Some(teamcomm_keys::RateScope::Auth),
+            "{p}"
+        );
+    }
+    for (m, p) in [
+        ("GET", "/v1/cli/auth/status/"),
+        ("POST", "/v1/cli/auth/logout/"),
+    ] {
+        assert_eq!(
+            policy(m, p).credentials,
+            Credentials::ApiKeyOrCli,
+            "{m} {p}"
+        );
+        assert_eq!(policy(m, p).cli, CliAccess::AnyPlan, "{m} {p}");
+    }
     // Invitations spend their own budget.
     for (m, p) in [
         ("POST", "/v1/invite-user/"),
@@ -309,4 +331,63 @@ async fn every_documented_operation_has_a_policy() {
         }
     }
     assert_eq!(operations, registry().routes().len());
+}
+
+/// The spec's free-plan CLI allow-list ("CLI Bearer tokens on free-plan organizations"): is the
+/// request `method path` (a registered template) on it?
+fn on_the_free_plan_allow_list(method: &str, path: &str) -> bool {
+    matches!(
+        (method, path),
+        ("POST", "/v1/agent-reports/")
+            | ("POST", "/v1/send-email/")
+            | ("GET" | "POST", "/v1/agent-messages/")
+            | ("POST" | "PATCH", "/v1/agent-messages/read/")
+            | ("GET" | "POST", "/v1/agent-health/")
+            | ("GET", "/v1/agent/health/")
+            | ("GET", "/v1/me/")
+            | ("GET", "/v1/organization/")
+            | ("GET", "/v1/cli/status/")
+    )
+    // Agent registration and the claim flow.
+    || path.starts_with("/v1/agent/")
+}
+
+/// Routes a free-plan CLI session reaches beyond the spec's list, each for a recorded reason.
+fn free_plan_additions(method: &str, path: &str) -> bool {
+    // Who may send an e-mail may read its outcome (decisions.md: e-mail status).
+    (method == "GET" && path.starts_with("/v1/emails/"))
+        // The login's own doors (status, logout) serve the session itself.
+        || path.starts_with("/v1/cli/auth/")
+}
+
+#[test]
+fn the_free_plan_allow_list_is_the_spec_s_on_every_route() {
+    // Every route of the registry, the ones added later included: on the list (or a recorded
+    // addition) exactly when a free-plan CLI session may call it.
+    for r in general_routes() {
+        let listed = on_the_free_plan_allow_list(r.method, &r.path);
+        assert_eq!(
+            r.policy.cli == CliAccess::AnyPlan,
+            listed || free_plan_additions(r.method, &r.path),
+            "{} {}: {:?}",
+            r.method,
+            r.path,
+            r.policy.cli
+        );
+        if listed {
+            assert_ne!(r.policy.cli, CliAccess::Refused, "{} {}", r.method, r.path);
+        }
+    }
+    // The daily limits sit on the routes the spec names (and on the agent's e-mail send, which
+    // sends e-mail too), and on no other route.
+    for r in general_routes() {
+        let expected = match (r.method, r.path.as_str()) {
+            ("POST", "/v1/agent-reports/") => Some(teamcomm_keys::DailyLimit::AgentReports),
+            ("POST", "/v1/send-email/" | "/v1/agent-email/send/") => {
+                Some(teamcomm_keys::DailyLimit::Emails)
+            }
+            _ => None,
+        };
+        assert_eq!(r.policy.daily, expected, "{} {}", r.method, r.path);
+    }
 }

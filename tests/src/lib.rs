@@ -6,6 +6,7 @@ mod db;
 mod http;
 mod outbox;
 mod slack;
+pub mod smtp;
 
 pub use outbox::{check_documented, documented_event_types};
 pub use slack::FakeSlack;

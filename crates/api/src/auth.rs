@@ -68,7 +68,9 @@ pub async fn enforce_policy(
     let state = req.app_data::<web::Data<AppState>>().cloned();
     if let (Some(policy), Some(state)) = (policy, state) {
         let authenticated = match policy.credentials {
-            Credentials::Public => Ok(None),
+            Credentials::Public => throttle_client(&state, req.request(), &policy)
+                .await
+                .map(|()| None),
             Credentials::ApiKeyOrCli => authenticate_api(&state, req.request(), &policy)
                 .await
                 .map(|p| Some(Authenticated::Api(p))),
@@ -193,6 +195,35 @@ async fn throttle(
         .with_extra("retry_after", after)
         .with_extra("scope", scope.as_str())),
     }
+}
+
+/// A route taken without a credential spends the budget of the client's address, when its
+/// policy names one (`Policy::anonymous`). The address honours `Forwarded`/`X-Forwarded-For`, as
+/// the access log does (docs/decisions.md, "One-time-code login").
+async fn throttle_client(
+    state: &AppState,
+    req: &HttpRequest,
+    policy: &Policy,
+) -> Result<(), ApiError> {
+    if policy.rate.is_none() {
+        return Ok(());
+    }
+    let client = CredentialRef::Client(client_ip(req));
+    Ok(throttle(state, req, policy, client, false).await?)
+}
+
+/// The client's address: the real IP the connection info reports, else the peer's.
+fn client_ip(req: &HttpRequest) -> std::net::IpAddr {
+    let parse = |s: &str| {
+        s.parse::<std::net::IpAddr>()
+            .ok()
+            .or_else(|| s.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
+    };
+    req.connection_info()
+        .realip_remote_addr()
+        .and_then(parse)
+        .or_else(|| req.peer_addr().map(|a| a.ip()))
+        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
 }
 
 /// What the middleware established, as the extractor wants it. Its absence means the handler's

@@ -89,6 +89,11 @@ pub struct Settings {
     pub bench_floor: bool,
     /// Hourly budgets per credential and scope.
     pub rate_quotas: RateQuotas,
+    /// Where the hourly budgets live when several server processes share them
+    /// (`TEAMCOMM_REDIS_URL`, `redis://[:password@]host[:port][/db]`); in-process without one.
+    pub redis_url: Option<SecretString>,
+    /// The prefix of this installation's keys in that Redis (`TEAMCOMM_REDIS_KEY_PREFIX`).
+    pub redis_key_prefix: String,
     /// `TEAMCOMM_*` names this version does not read (a typo, or a setting of a newer version):
     /// ignored with a warning at start, so rolling back to an older binary still starts.
     pub unknown_variables: Vec<String>,
@@ -135,7 +140,12 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AUTH",
     "TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER",
     "TEAMCOMM_METRICS_ALLOW",
+    "TEAMCOMM_REDIS_URL",
+    "TEAMCOMM_REDIS_KEY_PREFIX",
 ];
+
+/// The default prefix of the rate-limit keys in Redis.
+pub const DEFAULT_REDIS_KEY_PREFIX: &str = "teamcomm:ratelimit";
 
 /// The networks of `TEAMCOMM_METRICS_ALLOW` (comma-separated CIDRs or bare addresses; blank
 /// entries ignored), or loopback when unset.
@@ -338,6 +348,23 @@ impl Settings {
                 bad(format!("TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER={v} must be a whole number from 1 to 1000"))
             })?;
         }
+        let redis_url = match get("TEAMCOMM_REDIS_URL") {
+            None => None,
+            Some(url) if url.starts_with("redis://") || url.starts_with("unix://") => {
+                // Checked now (the connection is made later, when Redis is up).
+                teamcomm_ratelimit_redis::RedisRateLimiter::new(&url, "check").map_err(|e| {
+                    bad(format!("TEAMCOMM_REDIS_URL is not a usable Redis URL: {e}"))
+                })?;
+                Some(SecretString::new(url))
+            }
+            Some(_) => {
+                return Err(bad(
+                    "TEAMCOMM_REDIS_URL must start with redis:// (or unix:// for a socket)",
+                ));
+            }
+        };
+        let redis_key_prefix =
+            get("TEAMCOMM_REDIS_KEY_PREFIX").unwrap_or_else(|| DEFAULT_REDIS_KEY_PREFIX.to_owned());
         let worker_tick = match get("TEAMCOMM_WORKER_TICK_MS") {
             None => Duration::from_millis(1000),
             Some(v) => match v.parse::<u64>() {
@@ -414,6 +441,8 @@ impl Settings {
                 }
             },
             rate_quotas,
+            redis_url,
+            redis_key_prefix,
             unknown_variables,
         })
     }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod extract;
 pub mod jwt;
 pub mod localpg;
+pub mod login_mail;
 pub mod messaging;
 pub mod metrics;
 pub mod middleware;

@@ -1,6 +1,7 @@
 //! `GET /metrics`: the server's Prometheus metrics (OpenMetrics text), for the operator.
 //!
-//! Requests by route template, status and duration; the delivery worker's job outcomes; read
+//! Requests by route template, status and duration; the delivery worker's job outcomes; the
+//! rate-limit checks the shared store (Redis) could not answer; read
 //! at scrape time, the queue's backlog per kind (depth, age of the oldest due job) and the
 //! database pool. Not under `/v1/`: only clients whose address is in `TEAMCOMM_METRICS_ALLOW`
 //! (loopback by default) see it; everyone else gets the API's 404.
@@ -71,6 +72,7 @@ struct Inner {
     pool_open: Gauge,
     pool_idle: Gauge,
     pool_waiting: Gauge,
+    rate_limit_store_unavailable: Counter,
     db: Database,
     jobs: PgJobQueue,
 }
@@ -134,7 +136,15 @@ impl Metrics {
             "db_pool_waiting",
             "Requests waiting for a database connection",
         );
+        let rate_limit_store_unavailable = Counter::default();
+        registry.register(
+            "rate_limit_store_unavailable",
+            "Rate-limit checks the shared store (Redis) did not answer: those requests were let \
+             through unlimited (fail open)",
+            rate_limit_store_unavailable.clone(),
+        );
         Metrics(Arc::new(Inner {
+            rate_limit_store_unavailable,
             registry,
             requests,
             durations,
@@ -167,6 +177,11 @@ impl Metrics {
                 route: route.to_owned(),
             })
             .observe(seconds);
+    }
+
+    /// Counts one rate-limit check the shared store could not answer (the request went through).
+    pub fn rate_limit_store_unavailable(&self) {
+        self.0.rate_limit_store_unavailable.inc();
     }
 
     /// Counts what a delivery pass did.

@@ -86,6 +86,14 @@ impl Policy {
         }
     }
 
+    /// No credential, but the budget of `scope` per client address (the one-time-code login).
+    pub const fn anonymous(scope: RateScope) -> Self {
+        Policy {
+            rate: Some(scope),
+            ..Policy::public()
+        }
+    }
+
     /// Also for CLI sessions of free-plan organizations (the spec's allow-list).
     pub const fn cli_on_any_plan(mut self) -> Self {
         self.cli = CliAccess::AnyPlan;

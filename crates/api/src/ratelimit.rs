@@ -1,6 +1,8 @@
 //! The in-process [`RateLimiter`]: one governor (GCRA) keyed limiter per scope and budget,
 //! keyed by credential. Right for a single instance; several instances behind a load balancer
-//! need a shared store implementing the same port (see docs/decisions.md, "Rate limiting").
+//! set `TEAMCOMM_REDIS_URL` and share their budgets through the Redis adapter of the same port
+//! (`crates/ratelimit-redis`, same algorithm and answers). The `RateLimit` headers are made here
+//! for both.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;

@@ -53,6 +53,8 @@ use crate::ratelimit::InProcessRateLimiter;
 #[derive(Clone)]
 pub struct AppState {
     pub keys: KeyService,
+    /// The CLI's one-time-code login.
+    pub login: teamcomm_keys::LoginService,
     pub organizations: OrganizationService,
     pub people: PeopleService,
     pub teams: TeamService,
@@ -155,6 +157,14 @@ impl AppState {
             }
             None => Arc::new(NoMailRelay),
         };
+        let login = teamcomm_keys::LoginService::new(
+            Arc::new(teamcomm_store_pg::PgLoginCodes::new(db.clone())),
+            Arc::new(PgKeyRepository::new(db.clone())),
+            Arc::new(crate::login_mail::BackgroundLoginMailer::new(
+                mailer.clone(),
+            )),
+            clock.clone(),
+        );
         let messages = MessagingService::new(MessagingPorts {
             messages: stores.messages.clone(),
             people: orgs.clone(),
@@ -240,6 +250,7 @@ impl AppState {
             platforms: PlatformConnectionService::new(stores.directory.clone(), orgs.clone()),
             delivery,
             keys,
+            login,
             organizations: OrganizationService::new(orgs.clone(), clock.clone()),
             people: PeopleService::new(orgs.clone(), clock.clone()),
             teams: TeamService::new(

@@ -26,6 +26,7 @@ mod checkins;
 mod forms;
 mod kudos;
 mod labels;
+mod login;
 mod workflows;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -107,9 +108,22 @@ fn token_env(token: &str) -> [(&'static str, &str); 1] {
 
 /// Runs `dailybot <args>` against `app` with `envs` added to a clean, isolated environment.
 async fn dailybot(app: &TestApp, envs: &[(&str, &str)], args: &[&str]) -> Run {
-    let exe = cli_path();
     let dir = std::env::temp_dir().join(format!("teamcomm-cli-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    let run = dailybot_in(app, &dir, envs, args).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    run
+}
+
+/// Runs `dailybot <args>` like [`dailybot`], in `dir` (its `HOME` and configuration directory),
+/// which outlives the run: what one command stores (a login) the next one reads.
+async fn dailybot_in(
+    app: &TestApp,
+    dir: &std::path::Path,
+    envs: &[(&str, &str)],
+    args: &[&str],
+) -> Run {
+    let exe = cli_path();
     let out_path = dir.join(".stdout");
     let err_path = dir.join(".stderr");
 
@@ -117,8 +131,8 @@ async fn dailybot(app: &TestApp, envs: &[(&str, &str)], args: &[&str]) -> Run {
     cmd.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &dir)
-        .env("DAILYBOT_CONFIG_DIR", &dir)
+        .env("HOME", dir)
+        .env("DAILYBOT_CONFIG_DIR", dir)
         .env("DAILYBOT_API_URL", &app.base)
         .env("NO_COLOR", "1")
         .env("TERM", "dumb")
@@ -126,7 +140,7 @@ async fn dailybot(app: &TestApp, envs: &[(&str, &str)], args: &[&str]) -> Run {
         .env("LANG", "C.UTF-8")
         .env("PYTHONIOENCODING", "utf-8")
         .envs(envs.iter().copied())
-        .current_dir(&dir)
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(File::create(&out_path).expect("stdout file"))
         .stderr(File::create(&err_path).expect("stderr file"));
@@ -156,7 +170,6 @@ async fn dailybot(app: &TestApp, envs: &[(&str, &str)], args: &[&str]) -> Run {
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
     };
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(!timed_out, "{described} killed after {TIMEOUT:?}: {run:#?}");
     run
 }

@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod bench;
 pub mod catalog;
 pub mod checkins;
+pub mod cli_auth;
 pub mod forms;
 pub mod health;
 pub mod integrations;
@@ -58,6 +59,21 @@ pub fn declare(r: &mut Routes<'_, '_>) {
             P::session(teamcomm_keys::RateScope::Writes),
         )
         .add(session::refresh_token, P::public())
+        // The CLI's one-time-code login: no credential, the `auth` budget per client address
+        // (and per login address, spent by the service); who-am-I and logout on any plan.
+        .add(
+            cli_auth::request_code,
+            P::anonymous(teamcomm_keys::RateScope::Auth),
+        )
+        .add(
+            cli_auth::verify_code,
+            P::anonymous(teamcomm_keys::RateScope::Auth),
+        )
+        .add(cli_auth::auth_status, P::read().cli_on_any_plan())
+        .add(
+            cli_auth::logout,
+            P::api(teamcomm_keys::RateScope::Auth).cli_on_any_plan(),
+        )
         // The directory: read-only to CLI sessions.
         .add(people::get_organization, P::read().cli_on_any_plan())
         .add(people::list_users, P::read())

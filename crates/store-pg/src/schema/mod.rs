@@ -10,6 +10,8 @@
 pub(crate) mod checkins;
 // `cursors::platform_poll_cursors`.
 pub(crate) mod cursors;
+// `daily_counters::daily_counters`.
+pub(crate) mod daily_counters;
 // `kudos::{company_values, kudos, kudos_receivers, kudos_boosts}`.
 // `forms::{forms, form_responses, form_response_transitions}`.
 pub(crate) mod forms;
@@ -17,6 +19,8 @@ pub(crate) mod forms;
 pub(crate) mod jobs;
 pub(crate) mod kudos;
 pub(crate) mod labels;
+// `login_codes::{login_codes, organization_login_numbers}`.
+pub(crate) mod login_codes;
 // `messaging::{messages, message_deliveries, emails, platform_connections, platform_identities}`.
 pub(crate) mod messaging;
 mod outbox;
