@@ -34,7 +34,7 @@ mod ratelimit_redis;
 mod routes;
 mod slack_events;
 mod teams;
-// TEMP-login-helper mod throttle;
+mod throttle;
 mod tls;
 mod webhook_delivery;
 mod webhooks;

@@ -1,7 +1,8 @@
 //! Route policies applied: [`enforce_policy`] is the middleware that, before any extractor runs,
 //! finds the policy the request's route was registered with (`routes::declare`), authenticates
-//! the credential it takes, applies the CLI rule, spends the rate-limit budget and refuses
-//! non-admins on admin-only routes. Handlers then take what it established: [`Caller`] (general
+//! the credential it takes, applies the CLI rule, spends the rate-limit budget, counts the
+//! free-plan daily limits (given back when the request is then refused) and refuses non-admins on
+//! admin-only routes. Handlers then take what it established: [`Caller`] (general
 //! API: `X-API-KEY` or CLI `Bearer`), [`SessionUser`] (`Authorization: JWT`) or [`Operator`].
 //!
 //! Doing this before the extractors matters: actix polls a handler's extractors together, so a
@@ -15,7 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use subtle::ConstantTimeEq;
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_keys::{CredentialRef, Principal, check_cli_access};
+use teamcomm_keys::{CredentialRef, DailySpend, Principal, check_cli_access};
 use teamcomm_org::{PlanTier, User};
 
 use crate::error::ApiError;
@@ -90,9 +91,24 @@ pub async fn enforce_policy(
             Ok(None) => {}
         }
     }
-    next.call(req)
-        .await
-        .map(ServiceResponse::map_into_boxed_body)
+    let res = next.call(req).await?;
+    give_back_if_refused(&res).await;
+    Ok(res.map_into_boxed_body())
+}
+
+/// A request counted against a free-plan daily limit but then refused (invalid body, not found,
+/// a failure) costs nothing: its count is taken back.
+async fn give_back_if_refused<B>(res: &ServiceResponse<B>) {
+    if res.status().is_success() {
+        return;
+    }
+    let spend = res.request().extensions().get::<DailySpend>().copied();
+    let state = res.request().app_data::<web::Data<AppState>>();
+    if let (Some(spend), Some(state)) = (spend, state)
+        && let Err(e) = state.daily.give_back(spend).await
+    {
+        tracing::warn!(error = %e, limit = spend.limit.as_str(), "could not give back a daily count");
+    }
 }
 
 /// `X-API-KEY`, else a CLI `Authorization: Bearer` token under the route's CLI rule.
@@ -120,6 +136,11 @@ async fn authenticate_api(
     throttle(state, req, policy, principal.credential_ref(), enterprise).await?;
     if policy.admin_only && !principal.user.role.is_admin() {
         return Err(admin_required().into());
+    }
+    if let Some(limit) = policy.daily
+        && let Some(spend) = state.daily.spend(&principal, limit).await?
+    {
+        req.extensions_mut().insert(spend);
     }
     Ok(principal)
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use actix_web::dev::HttpServiceFactory;
-use teamcomm_keys::{CliAccess, RateScope};
+use teamcomm_keys::{CliAccess, DailyLimit, RateScope};
 use utoipa::openapi::path::PathItem;
 use utoipa_actix_web::OpenApiFactory;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -36,6 +36,9 @@ pub struct Policy {
     /// Non-admins are refused with 403 `org_admin_required` before the handler runs (the
     /// domain service enforces the same rule for every other caller).
     pub admin_only: bool,
+    /// The free-plan daily limit a request counts against (CLI sessions of free-plan
+    /// organizations only: `teamcomm_keys::DailyThrottle`); a refused request is given back.
+    pub daily: Option<DailyLimit>,
 }
 
 impl Policy {
@@ -56,6 +59,7 @@ impl Policy {
             rate: Some(scope),
             cli: CliAccess::PaidPlans,
             admin_only: false,
+            daily: None,
         }
     }
 
@@ -65,6 +69,7 @@ impl Policy {
             rate: Some(scope),
             cli: CliAccess::Refused,
             admin_only: false,
+            daily: None,
         }
     }
 
@@ -74,6 +79,7 @@ impl Policy {
             rate: None,
             cli: CliAccess::Refused,
             admin_only: false,
+            daily: None,
         }
     }
 
@@ -83,6 +89,7 @@ impl Policy {
             rate: None,
             cli: CliAccess::Refused,
             admin_only: false,
+            daily: None,
         }
     }
 
@@ -108,6 +115,13 @@ impl Policy {
 
     pub const fn admin_only(mut self) -> Self {
         self.admin_only = true;
+        self
+    }
+
+    /// Counts each request of a free-plan CLI session against `limit` (spec "Free-plan daily
+    /// throttles"): past it, 429 `free_plan_daily_limit_exceeded` until 00:00 UTC.
+    pub const fn free_plan_daily(mut self, limit: DailyLimit) -> Self {
+        self.daily = Some(limit);
         self
     }
 }

@@ -12,7 +12,7 @@ use teamcomm_forms::TemplateService;
 use teamcomm_forms::checkins::{CheckinRepository, CheckinService};
 use teamcomm_forms::forms::FormService;
 use teamcomm_kernel::{Error, OrgId, Readiness, RepoError, SharedClock, SystemClock};
-use teamcomm_keys::{KeyService, RateLimits, UsageTracker};
+use teamcomm_keys::{DailyThrottle, KeyService, RateLimiter, RateLimits, UsageTracker};
 use teamcomm_kudos::KudosService;
 use teamcomm_labels::{FeaturedService, LabelService};
 use teamcomm_mail::SmtpMailer;
@@ -27,6 +27,7 @@ use teamcomm_messaging::{
 use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
+use teamcomm_ratelimit_redis::RedisRateLimiter;
 use teamcomm_store_pg::PgWorkflowRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
@@ -87,6 +88,8 @@ pub struct AppState {
     pub jwt: JwtKeys,
     /// Hourly budgets per credential and scope.
     pub rate_limits: RateLimits,
+    /// Free-plan daily limits per organization (counted in Postgres).
+    pub daily: DailyThrottle,
     /// What `GET /metrics` shows.
     pub metrics: crate::metrics::Metrics,
     /// What the readiness probe asks.
@@ -98,6 +101,26 @@ pub struct AppState {
     connector: Arc<dyn PlatformConnector>,
     /// Where each organization's last reply poll ended.
     cursors: Arc<dyn PollCursors>,
+}
+
+/// The hourly budgets' store: Redis when `TEAMCOMM_REDIS_URL` is set (shared by every server
+/// process; a check Redis cannot answer is let through and counted in the metrics), else this
+/// process's memory.
+fn rate_limiter(settings: &Settings, metrics: &crate::metrics::Metrics) -> Arc<dyn RateLimiter> {
+    let Some(url) = &settings.redis_url else {
+        return Arc::new(InProcessRateLimiter::default());
+    };
+    let metrics = metrics.clone();
+    match RedisRateLimiter::new(url.expose(), &settings.redis_key_prefix) {
+        Ok(limiter) => {
+            Arc::new(limiter.on_unavailable(move || metrics.rate_limit_store_unavailable()))
+        }
+        // The URL was checked with the settings; this is not expected.
+        Err(e) => {
+            tracing::error!(error = %e, "TEAMCOMM_REDIS_URL unusable: rate limits are per process");
+            Arc::new(InProcessRateLimiter::default())
+        }
+    }
 }
 
 /// What one reply poll did.
@@ -243,6 +266,7 @@ impl AppState {
             },
             DeliverySettings::default(),
         );
+        let metrics = crate::metrics::Metrics::new(db.clone());
         AppState {
             checkin_engine,
             messages,
@@ -319,9 +343,13 @@ impl AppState {
             ),
             rate_limits: RateLimits::new(
                 settings.rate_quotas.clone(),
-                Arc::new(InProcessRateLimiter::default()),
+                rate_limiter(&settings, &metrics),
             ),
-            metrics: crate::metrics::Metrics::new(db.clone()),
+            daily: DailyThrottle::new(
+                Arc::new(teamcomm_store_pg::PgDailyCounters::new(db.clone())),
+                clock.clone(),
+            ),
+            metrics,
             readiness: Arc::new(db.clone()),
             settings: Arc::new(settings),
             clock,

@@ -26,6 +26,7 @@ pub mod workflows;
 
 use std::sync::OnceLock;
 
+use teamcomm_keys::DailyLimit::Emails;
 use teamcomm_keys::RateScope::{Agent, Email, Invitations, Messaging, WorkflowTriggers};
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -212,11 +213,17 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(messaging::send_message, P::api(Messaging))
         .add(messaging::get_message, P::read())
         .add(messaging::open_conversation, P::api(Messaging).admin_only())
-        .add(messaging::send_email, P::api(Email).cli_on_any_plan())
+        .add(
+            messaging::send_email,
+            P::api(Email).cli_on_any_plan().free_plan_daily(Emails),
+        )
         // Like send-email, on any plan for a CLI session: who may send may read the outcome.
         .add(messaging::get_email, P::read().cli_on_any_plan())
         // Agent doors.
-        .add(agents::send_agent_email, P::api(Agent))
+        .add(
+            agents::send_agent_email,
+            P::api(Agent).free_plan_daily(Emails),
+        )
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())
