@@ -38,4 +38,5 @@ mod throttle;
 mod tls;
 mod webhook_delivery;
 mod webhooks;
+mod workflow_runs;
 mod workflows;

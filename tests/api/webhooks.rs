@@ -9,11 +9,13 @@ use teamcomm_tests::{ANY_ID, Resp, TestApp, check_documented};
 use teamcomm_webhooks::SecretText;
 use teamcomm_webhooks::signing::verify;
 
-/// A business organization with an admin and two members, each with an API key.
+/// A business organization with an admin and two members, each with an API key, and a
+/// check-in endpoints may filter on.
 struct Org {
     admin_key: String,
     member_key: String,
     other_member_key: String,
+    checkin: String,
 }
 
 impl Org {
@@ -29,10 +31,12 @@ impl Org {
             .create_key(&session, json!({"name": "k", "for_user_id": other}))
             .await
             .1;
+        let checkin = app.create_daily_checkin(&admin_key, &member).await;
         Org {
             admin_key,
             member_key,
             other_member_key,
+            checkin,
         }
     }
 }
@@ -101,7 +105,7 @@ async fn an_endpoint_is_created_shown_without_its_secrets_and_deleted() {
             "events": ["kudos.posted", "forms.response.created"],
             "name": "CRM",
             "bearer_token": "receiver-token-123",
-            "object_ids": [ANY_ID],
+            "object_ids": [org.checkin],
             "immediate_sample_event": false,
         })),
     )
@@ -114,7 +118,7 @@ async fn an_endpoint_is_created_shown_without_its_secrets_and_deleted() {
         json!(["forms.response.created", "kudos.posted"])
     );
     assert_eq!(r.body["name"], "CRM");
-    assert_eq!(r.body["object_ids"], json!([ANY_ID]));
+    assert_eq!(r.body["object_ids"], json!([org.checkin]));
     assert_eq!(r.body["has_bearer_token"], true);
     assert_eq!(r.body["enabled"], true);
     assert!(r.body["created_at"].as_str().unwrap().ends_with('Z'));
@@ -415,11 +419,11 @@ async fn the_legacy_subscription_form_is_admin_only_and_speaks_upper_case() {
         &org.admin_key,
         "POST",
         "/v1/webhook-subscription/",
-        Some(json!({"url": url, "subscriptions": ["WORKFLOW_FINISHED"]})),
+        Some(json!({"url": url, "subscriptions": ["FORMS_RESPONSE_DENIED"]})),
     )
     .await;
     bad.assert_error(400, "params_validation_error");
-    assert!(bad.text.contains("WORKFLOW_FINISHED"), "{}", bad.text);
+    assert!(bad.text.contains("FORMS_RESPONSE_DENIED"), "{}", bad.text);
     let guarded = call(
         &app,
         &org.admin_key,
@@ -568,7 +572,7 @@ async fn a_sample_of_every_event_type_reaches_the_receiver_signed_and_as_documen
     let secret = SecretText::new(r.body["secret"].as_str().unwrap());
 
     let types = teamcomm_tests::documented_event_types();
-    assert_eq!(types.len(), 12);
+    assert_eq!(types.len(), 13);
     for (i, event) in types.iter().enumerate() {
         let s = call(
             &app,
@@ -742,4 +746,44 @@ async fn immediate_sample_event_and_the_legacy_sample_deliver_at_once() {
     )
     .await
     .assert_error(404, "not_found");
+}
+
+#[actix_web::test]
+async fn object_ids_name_the_organizations_own_checkins_forms_or_workflows() {
+    let app = TestApp::spawn().await;
+    let acme = Org::new(&app).await;
+    let globex = Org::new(&app).await;
+    let before = stored_count(&app).await;
+    for (ids, unknown) in [
+        (json!([ANY_ID]), ANY_ID.to_owned()),
+        (
+            json!([acme.checkin, globex.checkin]),
+            globex.checkin.clone(),
+        ),
+    ] {
+        let body =
+            json!({"url": PUBLIC, "events": ["followups.response.completed"], "object_ids": ids});
+        let r = call(&app, &acme.admin_key, "POST", "/v1/webhooks/", Some(body)).await;
+        assert_eq!(r.status, 400, "{}", r.text);
+        assert_eq!(r.body["code"], "params_validation_error");
+        let message = r.body["errors"]["object_ids"][0].as_str().unwrap();
+        assert!(message.contains(&unknown), "{message}");
+    }
+    let legacy = json!({"url": PUBLIC, "subscriptions": ["FOLLOWUPS_DAILY_FINISHED"],
+                        "subscribed_objects": [globex.checkin]});
+    let r = call(
+        &app,
+        &acme.admin_key,
+        "POST",
+        "/v1/webhook-subscription/",
+        Some(legacy),
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(
+        r.body["errors"]["subscribed_objects"].is_array(),
+        "{}",
+        r.text
+    );
+    assert_eq!(stored_count(&app).await, before, "nothing stored");
 }

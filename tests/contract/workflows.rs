@@ -1,18 +1,20 @@
 //! `WorkflowRepository`: a workflow reads back as written, per organization; updates write the
 //! editable fields; lists go by name, filter on search and creation days, and page; a queued
 //! run is recorded with its job and counted on the workflow, all in one write; runs list newest
-//! first; deletes stay in the organization and take the runs along.
+//! first; deletes stay in the organization and take the runs along; a run is read with its
+//! workflow, started once, advanced, and finished with its `workflow.finished` event.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
 use teamcomm_kernel::jobs::{JobKind, JobRecord, NewJob};
-use teamcomm_kernel::{EventType, OrgId, PageRequest, UserId};
+use teamcomm_kernel::{Event, EventType, OrgId, PageRequest, UserId};
 use teamcomm_store_pg::{Database, PgJobQueue, PgWorkflowRepository};
+use teamcomm_workflows::runner::finished_event;
 use teamcomm_workflows::testing::InMemoryWorkflowRepository;
 use teamcomm_workflows::{
-    Action, RunStatus, Trigger, Workflow, WorkflowId, WorkflowRepository, WorkflowRun,
+    Action, RunEnd, RunStatus, Trigger, Workflow, WorkflowId, WorkflowRepository, WorkflowRun,
     WorkflowSelection,
 };
 use time::macros::{date, datetime};
@@ -27,6 +29,7 @@ contract!(
     lists_go_by_name_filter_and_page,
     a_queued_run_is_recorded_with_its_job_and_counted,
     deletes_stay_in_the_organization_and_take_the_runs,
+    a_run_starts_once_advances_and_finishes_with_its_event,
 );
 
 /// The workflow repository and the queue its runs' jobs go to.
@@ -36,16 +39,17 @@ pub struct WorkflowPorts {
 }
 
 enum Side {
-    Memory(InMemoryJobQueue),
+    Memory(InMemoryJobQueue, Arc<InMemoryWorkflowRepository>),
     Postgres(PgJobQueue),
 }
 
 impl WorkflowPorts {
     pub fn in_memory() -> Self {
         let queue = InMemoryJobQueue::default();
+        let repo = Arc::new(InMemoryWorkflowRepository::with_queue(queue.clone()));
         WorkflowPorts {
-            repo: Arc::new(InMemoryWorkflowRepository::with_queue(queue.clone())),
-            side: Side::Memory(queue),
+            repo: repo.clone(),
+            side: Side::Memory(queue, repo),
         }
     }
 
@@ -58,7 +62,7 @@ impl WorkflowPorts {
 
     async fn job(&self, id: Uuid) -> Option<JobRecord> {
         match &self.side {
-            Side::Memory(queue) => queue.job(id),
+            Side::Memory(queue, _) => queue.job(id),
             Side::Postgres(queue) => queue.job(id).await.expect("read the job"),
         }
     }
@@ -87,6 +91,7 @@ fn workflow(org: OrgId, name: &str, by: UserId, at: OffsetDateTime) -> Workflow 
             },
             Action::CallWebhook {
                 url: "https://hooks.example.com/in".into(),
+                body: Some(json!({"n": "{{payload.n}}"})),
             },
         ],
         active: true,
@@ -110,6 +115,7 @@ fn run(w: &Workflow, by: UserId, at: OffsetDateTime) -> (WorkflowRun, NewJob) {
         started_at: None,
         finished_at: None,
         error: None,
+        actions_completed: 0,
     };
     let job = NewJob {
         id: Uuid::now_v7(),
@@ -174,6 +180,7 @@ async fn an_update_writes_the_editable_fields(p: Ports) {
         trigger: Trigger::Event(EventType::FormsResponseCreated),
         actions: vec![Action::CallWebhook {
             url: "https://hooks.example.com/other".into(),
+            body: None,
         }],
         active: false,
         updated_at: T0 + Duration::minutes(5),
@@ -381,4 +388,80 @@ async fn deletes_stay_in_the_organization_and_take_the_runs(p: Ports) {
     let (r2, j2) = run(&again, ada.id, T0);
     let r2 = WorkflowRun { id: r.id, ..r2 };
     p.workflows.repo.queue_run(acme.id, &r2, &j2).await.unwrap();
+}
+
+async fn a_run_starts_once_advances_and_finishes_with_its_event(p: Ports) {
+    let acme = p.org("Acme").await;
+    let globex = p.org("Globex").await;
+    let ada = p.user(&acme, "ada@acme.test", "Ada", "L").await;
+    let w = workflow(acme.id, "Deploy", ada.id, T0);
+    p.workflows.repo.create_workflow(acme.id, &w).await.unwrap();
+    let (queued, job) = run(&w, ada.id, T0 + Duration::minutes(1));
+    let repo = &p.workflows.repo;
+    repo.queue_run(acme.id, &queued, &job).await.unwrap();
+
+    let (read_w, read_run) = repo.run_work(acme.id, queued.id).await.unwrap();
+    assert_eq!(read_w.id, w.id);
+    assert_eq!(read_w.actions, w.actions);
+    assert_eq!(read_w.total_runs, 1);
+    assert_eq!(read_run, queued);
+    assert_not_found(repo.run_work(globex.id, queued.id).await);
+    assert_not_found(repo.start_run(globex.id, queued.id, T0).await);
+    assert_not_found(repo.record_progress(globex.id, queued.id, 1).await);
+
+    let started = T0 + Duration::minutes(2);
+    repo.start_run(acme.id, queued.id, started).await.unwrap();
+    // A retried run starts again: the first start is kept.
+    repo.start_run(acme.id, queued.id, started + Duration::minutes(1))
+        .await
+        .unwrap();
+    repo.record_progress(acme.id, queued.id, 2).await.unwrap();
+    let (_, running) = repo.run_work(acme.id, queued.id).await.unwrap();
+    assert_eq!(running.status, RunStatus::Running);
+    assert_eq!(running.started_at, Some(started));
+    assert_eq!(running.actions_completed, 2);
+
+    let end_at = T0 + Duration::minutes(4);
+    let mut ended = WorkflowRun {
+        status: RunStatus::Failed,
+        finished_at: Some(end_at),
+        error: Some("action 3 (call_webhook): HTTP 500".into()),
+        ..running
+    };
+    let end = RunEnd {
+        status: ended.status,
+        finished_at: end_at,
+        error: ended.error.clone(),
+        actions_completed: 2,
+    };
+    let event = finished_event(&w, &ended, end_at);
+    let stray = Event {
+        id: Uuid::now_v7(),
+        ..event.clone()
+    };
+    assert_not_found(repo.finish_run(globex.id, queued.id, &end, &stray).await);
+    repo.finish_run(acme.id, queued.id, &end, &event)
+        .await
+        .unwrap();
+    ended.actions_completed = 2;
+    let runs = repo
+        .list_runs(acme.id, w.id, PageRequest::all())
+        .await
+        .unwrap();
+    assert_eq!(runs.results, [ended]);
+
+    // The event is written with the end, and nothing for the refused write.
+    let events: Vec<serde_json::Value> = match &p.workflows.side {
+        Side::Memory(_, memory) => memory.events().iter().map(Event::payload).collect(),
+        Side::Postgres(_) => p.recorded_events().await,
+    };
+    let finished: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["event"] == "workflow.finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "{events:#?}");
+    assert_eq!(finished[0]["event_id"], event.id.to_string());
+    assert_eq!(finished[0]["object_uuid"], w.id.0.to_string());
+    assert_eq!(finished[0]["data"]["run"]["status"], "failed");
+    assert_eq!(finished[0]["data"]["run"]["actions_completed"], 2);
 }

@@ -5,6 +5,7 @@
 mod db;
 mod http;
 mod outbox;
+pub mod receiver;
 mod slack;
 pub mod smtp;
 

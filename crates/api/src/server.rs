@@ -175,7 +175,15 @@ pub fn spawn_delivery(
                     false
                 }
             };
-            let worked = messages || webhooks;
+            // Then the workflow runs due (an event's runs were queued by the relay above).
+            let workflows = match state.run_workflows().await {
+                Ok(summary) => summary.claimed > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "workflow pass failed; will retry");
+                    false
+                }
+            };
+            let worked = messages || webhooks || workflows;
             if *stopped.borrow() {
                 break;
             }

@@ -42,7 +42,9 @@ use teamcomm_webhooks::{
     AllowList, DeliverySettings, WebhookPorts, WebhookRunSummary, WebhookSender, WebhookService,
     WebhookWorker, WebhookWorkerPorts,
 };
-use teamcomm_workflows::{WorkflowPorts, WorkflowService};
+use teamcomm_workflows::{
+    RunnerPorts, RunnerSettings, RunnerSummary, WorkflowPorts, WorkflowRunner, WorkflowService,
+};
 
 use crate::config::Settings;
 use crate::dns::DnsResolver;
@@ -70,6 +72,8 @@ pub struct AppState {
     pub featured: FeaturedService,
     /// Workflows (`/v1/workflows/`): authoring, triggers, runs.
     pub workflows: WorkflowService,
+    /// Executes queued workflow runs, one pass per [`AppState::run_workflows`].
+    pub workflow_runner: WorkflowRunner,
     /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
     pub webhooks: WebhookService,
     /// Relays outbox events to webhook deliveries and delivers them, one pass per
@@ -266,6 +270,18 @@ impl AppState {
             },
             DeliverySettings::default(),
         );
+        let workflow_store = Arc::new(PgWorkflowRepository::new(db.clone()));
+        let workflow_runner = WorkflowRunner::new(
+            RunnerPorts {
+                queue: stores.queue.clone(),
+                workflows: workflow_store.clone(),
+                messages: messages.clone(),
+                emails: EmailService::new(stores.emails.clone(), orgs.clone(), clock.clone()),
+                sender: webhook_sender.clone(),
+            },
+            AllowList::new(&settings.webhook_allow_insecure_hosts),
+            RunnerSettings::default(),
+        );
         let metrics = crate::metrics::Metrics::new(db.clone());
         AppState {
             checkin_engine,
@@ -320,18 +336,20 @@ impl AppState {
                     resolver: Arc::new(DnsResolver),
                     sender: webhook_sender.clone(),
                     deliveries: webhook_deliveries.clone(),
+                    objects: Arc::new(PgLabelledEntities::new(db.clone())),
                     clock: clock.clone(),
                 },
                 AllowList::new(&settings.webhook_allow_insecure_hosts),
             ),
             webhook_worker,
+            workflow_runner,
             featured: FeaturedService::new(
                 Arc::new(PgFeaturedRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
             ),
             workflows: WorkflowService::new(
                 WorkflowPorts {
-                    workflows: Arc::new(PgWorkflowRepository::new(db.clone())),
+                    workflows: workflow_store,
                     clock: clock.clone(),
                 },
                 AllowList::new(&settings.webhook_allow_insecure_hosts),
@@ -387,6 +405,22 @@ impl AppState {
         self.webhook_worker.relay(now).await?;
         let mut jitter = || rand::random::<f64>();
         self.webhook_worker.run_once(now, &mut jitter).await
+    }
+
+    /// One workflow pass at the clock's instant ([`AppState::run_workflows_at`]).
+    pub async fn run_workflows(&self) -> Result<RunnerSummary, RepoError> {
+        self.run_workflows_at(self.clock.now()).await
+    }
+
+    /// One workflow pass at `now`: claims the due runs (queued by triggers, and by the relay
+    /// of [`AppState::deliver_webhooks_at`] for events) and executes their actions (the server
+    /// calls it on every delivery tick; tests pass a later `now` to reach the retries).
+    pub async fn run_workflows_at(
+        &self,
+        now: time::OffsetDateTime,
+    ) -> Result<RunnerSummary, RepoError> {
+        let mut jitter = || rand::random::<f64>();
+        self.workflow_runner.run_once(now, &mut jitter).await
     }
 
     /// One pass of the check-in engine at the clock's instant: opens the rounds due and asks

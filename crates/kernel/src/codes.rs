@@ -344,6 +344,10 @@ catalogue! {
     /// The organization's chat platform has no group conversations.
     OpenConversationNotSupported => ("open_conversation_not_supported", 406),
 
+    // --- webhooks (issue 9) ---
+    /// The organization has as many webhook endpoints as it may (`extra.limit`).
+    WebhookEndpointsLimitReached => ("webhook_endpoints_limit_reached", 400),
+
     // --- workflows (issue 9) ---
     /// Only `api_trigger` workflows can be triggered through the API.
     WorkflowNotTriggerable => ("workflow_not_triggerable", 400),

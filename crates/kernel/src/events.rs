@@ -26,6 +26,8 @@ pub enum EventType {
     OrganizationUserDeactivated,
     OrganizationTeamUserAdded,
     OrganizationTeamUserRemoved,
+    /// A workflow's run ended, succeeded or failed.
+    WorkflowFinished,
 }
 
 impl WireEnum for EventType {
@@ -43,6 +45,7 @@ impl WireEnum for EventType {
         EventType::OrganizationUserDeactivated,
         EventType::OrganizationTeamUserAdded,
         EventType::OrganizationTeamUserRemoved,
+        EventType::WorkflowFinished,
     ];
 
     fn as_str(self) -> &'static str {
@@ -59,6 +62,7 @@ impl WireEnum for EventType {
             EventType::OrganizationUserDeactivated => "organization.user_deactivated",
             EventType::OrganizationTeamUserAdded => "organization.team_user_added",
             EventType::OrganizationTeamUserRemoved => "organization.team_user_removed",
+            EventType::WorkflowFinished => "workflow.finished",
         }
     }
 }
@@ -70,7 +74,8 @@ pub struct Event {
     pub id: Uuid,
     pub org_id: OrgId,
     pub event_type: EventType,
-    /// The check-in or form the event concerns, if any (subscriptions may filter on it).
+    /// The check-in, form or workflow the event concerns, if any (subscriptions may filter on
+    /// it).
     pub object_id: Option<Uuid>,
     pub occurred_at: OffsetDateTime,
     /// The event's own fields, `data` in the delivered payload.
@@ -149,7 +154,7 @@ mod tests {
             assert_eq!(EventType::from_name(t.as_str()), Some(*t));
             assert!(t.as_str().contains('.'));
         }
-        assert_eq!(EventType::ALL.len(), 12);
+        assert_eq!(EventType::ALL.len(), 13);
     }
 
     #[test]

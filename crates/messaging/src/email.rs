@@ -129,6 +129,30 @@ pub struct AgentEmailQueued {
 /// The longest agent name, in characters.
 pub const MAX_AGENT_NAME_CHARS: usize = 100;
 
+/// The address list of an agent's or an automation's mail: 1 to [`MAX_EMAIL_RECIPIENTS`]
+/// well-formed addresses, normalized, duplicates collapsed, in the order given.
+fn checked_addresses(field: &str, to: &[String]) -> Result<Vec<String>, Error> {
+    if to.is_empty() {
+        return Err(Error::invalid_field(field, "Name at least one address."));
+    }
+    if to.len() > MAX_EMAIL_RECIPIENTS {
+        return Err(Error::invalid_field(
+            field,
+            format!("Send to at most {MAX_EMAIL_RECIPIENTS} addresses at once."),
+        ));
+    }
+    let mut addresses: Vec<String> = Vec::new();
+    for raw in to {
+        let address = teamcomm_org::normalize_email(raw).ok_or_else(|| {
+            Error::invalid_field(field, format!("'{raw}' is not an e-mail address."))
+        })?;
+        if !addresses.contains(&address) {
+            addresses.push(address);
+        }
+    }
+    Ok(addresses)
+}
+
 /// The subject rule of every send: one line of text.
 fn checked_subject(field: &str, subject: &str) -> Result<String, Error> {
     text::name(field, subject, MAX_EMAIL_SUBJECT_CHARS)
@@ -221,8 +245,14 @@ impl EmailService {
             .with_extra("users", unknown));
         }
 
-        self.queue(actor, recipients, subject, &request.email_content)
-            .await
+        self.queue(
+            actor.org_id,
+            actor.id,
+            recipients,
+            subject,
+            &request.email_content,
+        )
+        .await
     }
 
     /// Queues an e-mail an agent sends: to each distinct address given that is an active
@@ -238,36 +268,49 @@ impl EmailService {
         let mut errors = teamcomm_kernel::FieldErrors::new();
         let agent = text::name("agent_name", &request.agent_name, MAX_AGENT_NAME_CHARS);
         errors.note(&agent);
-        let mut addresses: Vec<String> = Vec::new();
-        let to = if request.to.is_empty() {
-            Err(Error::invalid_field("to", "Name at least one address."))
-        } else if request.to.len() > MAX_EMAIL_RECIPIENTS {
-            Err(Error::invalid_field(
-                "to",
-                format!("Send to at most {MAX_EMAIL_RECIPIENTS} addresses at once."),
-            ))
-        } else {
-            request.to.iter().try_for_each(|raw| {
-                let address = teamcomm_org::normalize_email(raw).ok_or_else(|| {
-                    Error::invalid_field("to", format!("'{raw}' is not an e-mail address."))
-                })?;
-                if !addresses.contains(&address) {
-                    addresses.push(address);
-                }
-                Ok(())
-            })
-        };
+        let to = checked_addresses("to", &request.to);
         errors.note(&to);
         let subject = checked_subject("subject", &request.subject);
         errors.note(&subject);
         let content = checked_content("body_html", &request.body_html);
         errors.note(&content);
         errors.finish()?;
+        self.to_people_at(actor.org_id, actor.id, to?, subject?, &request.body_html)
+            .await
+    }
 
-        let mut recipients = self
-            .people
-            .find_users_by_email(actor.org_id, &addresses)
-            .await?;
+    /// Queues an e-mail an automation sends (a workflow's `send_email` step) on behalf of
+    /// `sender`: the rules of [`EmailService::send_agent_email`] (only addresses of active
+    /// people of the organization get mail; `to`, `subject` and `body` checked alike).
+    pub async fn queue_automated(
+        &self,
+        org: OrgId,
+        sender: UserId,
+        to: &[String],
+        subject: &str,
+        body: &str,
+    ) -> Result<AgentEmailQueued, Error> {
+        let mut errors = teamcomm_kernel::FieldErrors::new();
+        let addresses = checked_addresses("to", to);
+        errors.note(&addresses);
+        let checked = checked_subject("subject", subject);
+        errors.note(&checked);
+        errors.note(&checked_content("body", body));
+        errors.finish()?;
+        self.to_people_at(org, sender, addresses?, checked?, body)
+            .await
+    }
+
+    /// One e-mail to each address that is an active person of `org`, in the order addressed.
+    async fn to_people_at(
+        &self,
+        org: OrgId,
+        sender: UserId,
+        addresses: Vec<String>,
+        subject: String,
+        content: &str,
+    ) -> Result<AgentEmailQueued, Error> {
+        let mut recipients = self.people.find_users_by_email(org, &addresses).await?;
         recipients.retain(|u| u.is_active);
         // In the order addressed (the store answers in its own order).
         recipients.sort_by_key(|u| {
@@ -277,7 +320,7 @@ impl EmailService {
         });
         let total_recipients = addresses.len();
         let queued = self
-            .queue(actor, recipients, subject?, &request.body_html)
+            .queue(org, sender, recipients, subject, content)
             .await?;
         Ok(AgentEmailQueued {
             sent_count: queued.email_ids.len(),
@@ -290,7 +333,8 @@ impl EmailService {
     /// One e-mail per recipient, each with its job, written together.
     async fn queue(
         &self,
-        actor: &User,
+        org: OrgId,
+        sender: UserId,
         recipients: Vec<User>,
         subject: String,
         content: &str,
@@ -300,7 +344,6 @@ impl EmailService {
                 email_ids: Vec::new(),
             });
         }
-        let org = actor.org_id;
         let (html, text) = mail_bodies(content);
         let now = self.clock.now();
         let emails: Vec<Email> = recipients
@@ -308,7 +351,7 @@ impl EmailService {
             .map(|u| Email {
                 id: Uuid::now_v7(),
                 org_id: org,
-                sender: actor.id,
+                sender,
                 recipient: u.id,
                 to: Mailbox {
                     name: Some(u.full_name()).filter(|n| !n.is_empty()),

@@ -78,6 +78,28 @@ struct Resolved {
     channels: Vec<ChannelTarget>,
 }
 
+impl Resolved {
+    /// A delivery per person and channel; `no_users_found` when that is nobody.
+    fn targets(&self) -> Result<Vec<DeliveryTarget>, Error> {
+        let targets: Vec<DeliveryTarget> = self
+            .people
+            .iter()
+            .map(|u| DeliveryTarget::Person(u.id))
+            .chain(self.channels.iter().map(|c| DeliveryTarget::Channel {
+                channel_id: c.id.clone(),
+                thread: c.thread.clone(),
+            }))
+            .collect();
+        if targets.is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoUsersFound,
+                "Nobody would receive this message: the teams named have no active members.",
+            ));
+        }
+        Ok(targets)
+    }
+}
+
 impl MessagingService {
     pub fn new(ports: MessagingPorts) -> Self {
         MessagingService { ports }
@@ -146,21 +168,7 @@ impl MessagingService {
         if role_scoped {
             self.check_reach(actor, &send, &resolved).await?;
         }
-        let targets: Vec<DeliveryTarget> = resolved
-            .people
-            .iter()
-            .map(|u| DeliveryTarget::Person(u.id))
-            .chain(resolved.channels.iter().map(|c| DeliveryTarget::Channel {
-                channel_id: c.id.clone(),
-                thread: c.thread.clone(),
-            }))
-            .collect();
-        if targets.is_empty() {
-            return Err(Error::new(
-                ErrorCode::NoUsersFound,
-                "Nobody would receive this message: the teams named have no active members.",
-            ));
-        }
+        let targets = resolved.targets()?;
         let parent = Message {
             id: MessageId::new(),
             org_id: org,
@@ -220,6 +228,47 @@ impl MessagingService {
         targets: Vec<DeliveryTarget>,
         text: String,
     ) -> Result<bool, Error> {
+        let content = MessageContent {
+            text,
+            image_url: None,
+            buttons: vec![],
+            appearance: BotAppearance::default(),
+            is_ephemeral: false,
+            metadata: serde_json::Map::new(),
+        };
+        self.queue_once(org, id, on_behalf_of, targets, content)
+            .await
+    }
+
+    /// Queues a message an automation sends (a workflow's `send_message` step): the request's
+    /// rules and target resolution of [`MessagingService::send_message`] (unknown people
+    /// `one_or_more_users_not_found`, teams `no_valid_team`, nobody `no_users_found`), without a
+    /// caller's reach (the workflow's author chose the targets) and without edits or thread
+    /// responses. As for system messages, `id` is the caller's, so a repeated step queues it
+    /// once (`false` when already queued).
+    pub async fn queue_automated(
+        &self,
+        org: OrgId,
+        id: MessageId,
+        on_behalf_of: UserId,
+        request: SendMessageRequest,
+    ) -> Result<bool, Error> {
+        let send = request.validate()?;
+        let resolved = self.resolve(org, &send).await?;
+        let targets = resolved.targets()?;
+        self.queue_once(org, id, on_behalf_of, targets, send.content)
+            .await
+    }
+
+    /// One post with its job; `false` when a message with this id is already queued.
+    async fn queue_once(
+        &self,
+        org: OrgId,
+        id: MessageId,
+        on_behalf_of: UserId,
+        targets: Vec<DeliveryTarget>,
+        content: MessageContent,
+    ) -> Result<bool, Error> {
         let now = self.ports.clock.now();
         let message = Message {
             id,
@@ -228,14 +277,7 @@ impl MessagingService {
             send_as: None,
             kind: MessageKind::Post,
             deliveries: queued(targets.into_iter(), now),
-            content: MessageContent {
-                text,
-                image_url: None,
-                buttons: vec![],
-                appearance: BotAppearance::default(),
-                is_ephemeral: false,
-                metadata: serde_json::Map::new(),
-            },
+            content,
             created_at: now,
         };
         match self

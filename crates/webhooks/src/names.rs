@@ -45,6 +45,7 @@ pub const LEGACY_NAMES: &[(EventType, &str)] = &[
         EventType::OrganizationTeamUserRemoved,
         "ORGANIZATION_TEAM_USER_REMOVED",
     ),
+    (EventType::WorkflowFinished, "WORKFLOW_FINISHED"),
 ];
 
 /// The event's legacy upper-case name.
@@ -127,7 +128,6 @@ mod tests {
         for name in [
             "FORMS_RESPONSE_APPROVED",
             "FORMS_RESPONSE_DENIED",
-            "WORKFLOW_FINISHED",
             "kudos_posted",
             "KUDOS.POSTED",
             "kudos.posted",

@@ -28,6 +28,8 @@ pub trait WebhookRepository: Send + Sync + 'static {
         created_by: Option<UserId>,
         page: PageRequest,
     ) -> Result<Page<WebhookEndpoint>, RepoError>;
+    /// How many endpoints the organization has.
+    async fn count_endpoints(&self, org: OrgId) -> Result<u64, RepoError>;
     /// `NotFound` when the organization has no such endpoint.
     async fn delete_endpoint(&self, org: OrgId, id: WebhookId) -> Result<(), RepoError>;
     /// Deletes the organization's endpoints of exactly this URL; answers how many.

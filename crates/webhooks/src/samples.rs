@@ -119,6 +119,25 @@ pub fn sample_event(org: OrgId, event_type: EventType, now: OffsetDateTime) -> E
         EventType::OrganizationTeamUserAdded | EventType::OrganizationTeamUserRemoved => {
             (None, json!({"team": team, "user": ada(), "role": "member"}))
         }
+        EventType::WorkflowFinished => {
+            let workflow = json!({"uuid": id(), "name": "Sample release notes", "trigger_type": "api_trigger"});
+            (
+                object(&workflow),
+                json!({
+                    "workflow": workflow,
+                    "run": {
+                        "uuid": id(),
+                        "status": "succeeded",
+                        "queued_at": at,
+                        "started_at": at,
+                        "finished_at": at,
+                        "error": null,
+                        "actions_total": 2,
+                        "actions_completed": 2,
+                    },
+                }),
+            )
+        }
     };
     Event::new(org, event_type, object_id, now, data)
 }
@@ -139,7 +158,9 @@ mod tests {
             assert_eq!(payload["event"], t.as_str());
             assert_eq!(payload["organization_uuid"], org.0.to_string());
             assert!(payload["data"].is_object(), "{t:?}");
-            let scoped = t.as_str().starts_with("followups.") || t.as_str().starts_with("forms.");
+            let scoped = ["followups.", "forms.", "workflow."]
+                .iter()
+                .any(|p| t.as_str().starts_with(p));
             assert_eq!(e.object_id.is_some(), scoped, "{t:?}");
         }
     }

@@ -1,12 +1,13 @@
 //! `WebhookService`: the rules of webhook endpoints (who may create, see and delete them; the
 //! destination guard; event names, filters, name and bearer token).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use teamcomm_kernel::{
     Error, ErrorCode, EventType, Page, PageRequest, SharedClock, WireEnum, text,
 };
+use teamcomm_labels::{EntityKind, LabelledEntities};
 use teamcomm_org::{Role, User};
 use uuid::Uuid;
 
@@ -27,8 +28,10 @@ mod tests;
 pub const MAX_ENDPOINT_NAME: usize = 255;
 /// The longest bearer token, in characters.
 pub const MAX_BEARER_TOKEN: usize = 1024;
-/// The most check-ins or forms one endpoint may filter on.
+/// The most check-ins, forms or workflows one endpoint may filter on.
 pub const MAX_OBJECT_IDS: usize = 100;
+/// The most endpoints one organization may have (every event is fanned out to each).
+pub const MAX_ENDPOINTS: u64 = 100;
 
 /// Which vocabulary of event names a door speaks, and the names of its fields.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +69,8 @@ pub struct WebhookPorts {
     pub sender: Arc<dyn WebhookSender>,
     /// Deliveries of real events: their view, re-enabling and replays.
     pub deliveries: Arc<dyn DeliveryRepository>,
+    /// Which uuids are check-ins, forms or workflows of the organization (`object_ids`).
+    pub objects: Arc<dyn LabelledEntities>,
     pub clock: SharedClock,
 }
 
@@ -76,6 +81,7 @@ pub struct WebhookService {
     resolver: Arc<dyn HostResolver>,
     sender: Arc<dyn WebhookSender>,
     deliveries: Arc<dyn DeliveryRepository>,
+    objects: Arc<dyn LabelledEntities>,
     allow: Arc<AllowList>,
     clock: SharedClock,
 }
@@ -87,6 +93,7 @@ impl WebhookService {
             resolver: ports.resolver,
             sender: ports.sender,
             deliveries: ports.deliveries,
+            objects: ports.objects,
             allow: Arc::new(allow),
             clock: ports.clock,
         }
@@ -189,7 +196,19 @@ impl WebhookService {
             MAX_ENDPOINT_NAME,
         )?;
         let bearer_token = bearer_token(request.bearer_token.as_deref())?;
+        self.known_objects(actor, &object_ids, door.object_ids_field)
+            .await?;
         let url = self.check_destination(&request.url).await?;
+        let endpoints = self.endpoints.count_endpoints(actor.org_id).await?;
+        if endpoints >= MAX_ENDPOINTS {
+            return Err(Error::new(
+                ErrorCode::WebhookEndpointsLimitReached,
+                format!(
+                    "Your organization has {endpoints} webhook endpoints; the most is {MAX_ENDPOINTS}. Delete one first."
+                ),
+            )
+            .with_extra("limit", MAX_ENDPOINTS));
+        }
         let signing_secret = generate_signing_secret();
         let new = NewWebhookEndpoint {
             id: WebhookId::new(),
@@ -214,6 +233,37 @@ impl WebhookService {
             signing_secret,
             sample,
         })
+    }
+
+    /// Every id must be a check-in, form or workflow of the actor's organization (another
+    /// organization's is as unknown as a made-up one).
+    async fn known_objects(&self, actor: &User, ids: &[Uuid], field: &str) -> Result<(), Error> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut found: HashSet<Uuid> = HashSet::new();
+        for kind in [
+            EntityKind::Checkins,
+            EntityKind::Forms,
+            EntityKind::Workflows,
+        ] {
+            found.extend(self.objects.existing(actor.org_id, kind, ids).await?);
+        }
+        let unknown: Vec<String> = ids
+            .iter()
+            .filter(|id| !found.contains(id))
+            .map(Uuid::to_string)
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        Err(Error::invalid_field(
+            field,
+            format!(
+                "Not a check-in, form or workflow of your organization: {}.",
+                unknown.join(", ")
+            ),
+        ))
     }
 
     /// Admins see the organization's endpoints; others those they created.

@@ -128,6 +128,11 @@ impl WebhookRepository for InMemoryWebhookRepository {
         Ok(Page { count, results })
     }
 
+    async fn count_endpoints(&self, org: OrgId) -> Result<u64, RepoError> {
+        let rows = self.rows.lock().unwrap();
+        Ok(rows.iter().filter(|(e, _)| e.org_id == org).count() as u64)
+    }
+
     async fn delete_endpoint(&self, org: OrgId, id: WebhookId) -> Result<(), RepoError> {
         let mut rows = self.rows.lock().unwrap();
         let before = rows.len();

@@ -55,9 +55,15 @@ impl Trigger {
         }
     }
 
-    /// Every trigger name, for messages and the document.
+    /// Every trigger a workflow may have, for messages and the document (`workflow.finished`
+    /// is not one: a run's own finish would start it again).
     pub fn names() -> String {
-        format!("api_trigger, {}", EventType::names())
+        let events: Vec<&str> = EventType::ALL
+            .iter()
+            .filter(|e| **e != EventType::WorkflowFinished)
+            .map(|e| e.as_str())
+            .collect();
+        format!("api_trigger, {}", events.join(", "))
     }
 }
 
@@ -82,8 +88,25 @@ pub enum Action {
         subject: String,
         body: String,
     },
-    /// A JSON POST to a URL (the webhook destination guard applies).
-    CallWebhook { url: String },
+    /// A JSON POST to a URL (the webhook destination guard applies, when the workflow is
+    /// saved and again when the run connects). `body` is a JSON template whose strings take
+    /// substitutions; without one the body is the run's document ([`crate::runner`]).
+    CallWebhook {
+        url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        body: Option<serde_json::Value>,
+    },
+}
+
+impl Action {
+    /// The action's `type`, as serialized.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::SendMessage { .. } => "send_message",
+            Action::SendEmail { .. } => "send_email",
+            Action::CallWebhook { .. } => "call_webhook",
+        }
+    }
 }
 
 /// A workflow as stored, with its run counts.
@@ -107,6 +130,14 @@ pub struct Workflow {
     pub total_runs: u64,
     /// When the latest run was queued (read; ignored on writes).
     pub last_run_at: Option<OffsetDateTime>,
+}
+
+impl Workflow {
+    /// Whether an event of this type starts a run: an active, unfrozen workflow triggered by
+    /// it. (The Postgres relay applies the same rule in SQL.)
+    pub fn runs_on(&self, event_type: EventType) -> bool {
+        self.active && !self.frozen && self.trigger == Trigger::Event(event_type)
+    }
 }
 
 /// What a create or update gives; absent fields keep their value (a create needs `name`,
@@ -189,4 +220,16 @@ pub struct WorkflowRun {
     pub started_at: Option<OffsetDateTime>,
     pub finished_at: Option<OffsetDateTime>,
     pub error: Option<String>,
+    /// How many of the workflow's actions ran (a retried run resumes after them).
+    pub actions_completed: u32,
+}
+
+/// How a run ended, as [`crate::WorkflowRepository::finish_run`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunEnd {
+    /// `Succeeded` or `Failed`.
+    pub status: RunStatus,
+    pub finished_at: OffsetDateTime,
+    pub error: Option<String>,
+    pub actions_completed: u32,
 }

@@ -3,9 +3,11 @@
 
 use async_trait::async_trait;
 use teamcomm_kernel::jobs::NewJob;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
-use crate::{Workflow, WorkflowId, WorkflowRun, WorkflowSelection};
+use crate::{RunEnd, Workflow, WorkflowId, WorkflowRun, WorkflowSelection};
 
 #[async_trait]
 pub trait WorkflowRepository: Send + Sync + 'static {
@@ -34,4 +36,24 @@ pub trait WorkflowRepository: Send + Sync + 'static {
         workflow: WorkflowId,
         page: PageRequest,
     ) -> Result<Page<WorkflowRun>, RepoError>;
+
+    /// A run and its workflow, for the runner (`NotFound` once the workflow is deleted).
+    async fn run_work(&self, org: OrgId, run: Uuid) -> Result<(Workflow, WorkflowRun), RepoError>;
+
+    /// Marks a queued or running run `running`; the first start time is kept.
+    async fn start_run(&self, org: OrgId, run: Uuid, at: OffsetDateTime) -> Result<(), RepoError>;
+
+    /// Records that the run's first `completed` actions ran.
+    async fn record_progress(&self, org: OrgId, run: Uuid, completed: u32)
+    -> Result<(), RepoError>;
+
+    /// Ends the run as `end` says and records `event` (its `workflow.finished`) in the same
+    /// transaction.
+    async fn finish_run(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        end: &RunEnd,
+        event: &Event,
+    ) -> Result<(), RepoError>;
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use teamcomm_kernel::jobs::{JobKind, NewJob};
-use teamcomm_kernel::{Error, ErrorCode, Page, PageRequest, SharedClock, filters, text};
+use teamcomm_kernel::{Error, ErrorCode, EventType, Page, PageRequest, SharedClock, filters, text};
 use teamcomm_org::{Role, User};
 use teamcomm_webhooks::AllowList;
 use teamcomm_webhooks::guard::parse_destination;
@@ -27,8 +27,8 @@ pub const MAX_DESCRIPTION: usize = 2_000;
 pub const MAX_ACTIONS: usize = 20;
 /// The longest text of an action (message text, e-mail subject or body), in characters.
 pub const MAX_ACTION_TEXT: usize = 10_000;
-/// Attempts of a run's job before it ends failed.
-const RUN_ATTEMPTS: u32 = 3;
+/// Attempts of a run's job before it ends failed (the relay queues an event's runs with it too).
+pub const RUN_ATTEMPTS: u32 = 3;
 
 /// The ports of [`WorkflowService`].
 #[derive(Clone)]
@@ -202,6 +202,7 @@ impl WorkflowService {
             started_at: None,
             finished_at: None,
             error: None,
+            actions_completed: 0,
         };
         let job = NewJob {
             id: Uuid::now_v7(),
@@ -292,9 +293,15 @@ impl WorkflowService {
                 action_text("subject", subject)?;
                 action_text("body", body)
             }
-            Action::CallWebhook { url } => parse_destination(url, &self.allow)
-                .map(|_| ())
-                .map_err(|r| r.message()),
+            Action::CallWebhook { url, body } => {
+                parse_destination(url, &self.allow).map_err(|r| r.message())?;
+                match body {
+                    Some(b) if b.to_string().len() > MAX_PAYLOAD_BYTES => Err(format!(
+                        "`body` is larger than {MAX_PAYLOAD_BYTES} bytes as JSON."
+                    )),
+                    _ => Ok(()),
+                }
+            }
         }
     }
 }
@@ -315,12 +322,18 @@ fn description(raw: &str) -> Result<String, Error> {
 }
 
 fn trigger_type(raw: &str) -> Result<Trigger, Error> {
-    Trigger::parse(raw.trim()).ok_or_else(|| {
-        Error::invalid_field(
+    match Trigger::parse(raw.trim()) {
+        // Its own finish would start it again, forever.
+        Some(Trigger::Event(EventType::WorkflowFinished)) => Err(Error::invalid_field(
+            "trigger_type",
+            "A workflow cannot run on `workflow.finished`: its own runs would start it again.",
+        )),
+        Some(trigger) => Ok(trigger),
+        None => Err(Error::invalid_field(
             "trigger_type",
             format!("Unknown trigger type; use one of: {}.", Trigger::names()),
-        )
-    })
+        )),
+    }
 }
 
 fn action_text(field: &str, value: &str) -> Result<(), String> {

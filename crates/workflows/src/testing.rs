@@ -5,12 +5,16 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use teamcomm_kernel::events::testing::RecordedEvents;
 use teamcomm_kernel::jobs::NewJob;
 use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::{Workflow, WorkflowId, WorkflowRepository, WorkflowRun, WorkflowSelection};
+use crate::{
+    RunEnd, RunStatus, Workflow, WorkflowId, WorkflowRepository, WorkflowRun, WorkflowSelection,
+};
 
 #[derive(Default)]
 struct State {
@@ -25,6 +29,7 @@ struct State {
 pub struct InMemoryWorkflowRepository {
     state: Mutex<State>,
     queue: InMemoryJobQueue,
+    events: RecordedEvents,
 }
 
 impl InMemoryWorkflowRepository {
@@ -38,12 +43,91 @@ impl InMemoryWorkflowRepository {
         InMemoryWorkflowRepository {
             state: Mutex::default(),
             queue,
+            events: RecordedEvents::default(),
         }
+    }
+
+    /// The events its writes recorded (`workflow.finished`), as the outbox would hold them.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.all()
+    }
+
+    /// A run as stored.
+    pub fn run(&self, id: Uuid) -> Option<WorkflowRun> {
+        let s = self.state.lock().unwrap();
+        s.runs
+            .iter()
+            .find(|(_, r)| r.id == id)
+            .map(|(_, r)| r.clone())
+    }
+
+    /// Queues a run of each workflow an event starts ([`Workflow::runs_on`]), as the outbox
+    /// relay does; answers the runs.
+    pub fn relay_event(&self, event: &Event, max_attempts: u32) -> Vec<WorkflowRun> {
+        let mut s = self.state.lock().unwrap();
+        let started: Vec<Workflow> = s
+            .workflows
+            .iter()
+            .filter(|w| w.org_id == event.org_id && w.runs_on(event.event_type))
+            .cloned()
+            .collect();
+        let mut runs = Vec::new();
+        for w in started {
+            let run = WorkflowRun {
+                id: Uuid::now_v7(),
+                workflow_id: w.id,
+                status: RunStatus::Queued,
+                payload: event.payload(),
+                triggered_by: None,
+                queued_at: event.occurred_at,
+                started_at: None,
+                finished_at: None,
+                error: None,
+                actions_completed: 0,
+            };
+            let job = NewJob {
+                id: Uuid::now_v7(),
+                org_id: event.org_id,
+                kind: teamcomm_kernel::jobs::JobKind::WorkflowRun,
+                payload: serde_json::json!({ "run_id": run.id }),
+                run_at: event.occurred_at,
+                max_attempts,
+            };
+            self.queue
+                .enqueue(std::slice::from_ref(&job))
+                .expect("enqueue");
+            s.runs.push((event.org_id, run.clone()));
+            s.jobs.push(job);
+            runs.push(run);
+        }
+        runs
+    }
+
+    fn with_run<T>(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        f: impl FnOnce(&mut WorkflowRun) -> T,
+    ) -> Result<T, RepoError> {
+        let mut s = self.state.lock().unwrap();
+        s.runs
+            .iter_mut()
+            .find(|(o, r)| *o == org && r.id == run)
+            .map(|(_, r)| f(r))
+            .ok_or(RepoError::NotFound)
     }
 
     /// Stores a workflow as is (a frozen one, say).
     pub fn insert(&self, workflow: Workflow) {
         self.state.lock().unwrap().workflows.push(workflow);
+    }
+
+    /// Replaces a stored workflow as is (its actions, say), bypassing the service's checks.
+    pub fn replace(&self, workflow: Workflow) {
+        let mut s = self.state.lock().unwrap();
+        if let Some(w) = s.workflows.iter_mut().find(|w| w.id == workflow.id) {
+            *w = workflow;
+        }
     }
 
     /// The workflow carries the label (as the labels area would record it).
@@ -252,5 +336,54 @@ impl WorkflowRepository for InMemoryWorkflowRepository {
             .take(page.limit as usize)
             .collect();
         Ok(Page { count, results })
+    }
+
+    async fn run_work(&self, org: OrgId, run: Uuid) -> Result<(Workflow, WorkflowRun), RepoError> {
+        let s = self.state.lock().unwrap();
+        let (_, r) = s
+            .runs
+            .iter()
+            .find(|(o, r)| *o == org && r.id == run)
+            .ok_or(RepoError::NotFound)?;
+        let w = s
+            .workflows
+            .iter()
+            .find(|w| w.org_id == org && w.id == r.workflow_id)
+            .cloned()
+            .ok_or(RepoError::NotFound)?;
+        Ok((Self::counted(&s, w), r.clone()))
+    }
+
+    async fn start_run(&self, org: OrgId, run: Uuid, at: OffsetDateTime) -> Result<(), RepoError> {
+        self.with_run(org, run, |r| {
+            r.status = RunStatus::Running;
+            r.started_at.get_or_insert(at);
+        })
+    }
+
+    async fn record_progress(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        completed: u32,
+    ) -> Result<(), RepoError> {
+        self.with_run(org, run, |r| r.actions_completed = completed)
+    }
+
+    async fn finish_run(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        end: &RunEnd,
+        event: &Event,
+    ) -> Result<(), RepoError> {
+        self.with_run(org, run, |r| {
+            r.status = end.status;
+            r.finished_at = Some(end.finished_at);
+            r.error = end.error.clone();
+            r.actions_completed = end.actions_completed;
+        })?;
+        self.events.record([event.clone()]);
+        Ok(())
     }
 }

@@ -76,7 +76,10 @@ pub struct WorkflowRunView {
     pub queued_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// Which action failed and why (null while it runs and on success).
     pub error: Option<String>,
+    /// How many of the workflow's actions ran.
+    pub actions_completed: u32,
 }
 
 impl From<&WorkflowRun> for WorkflowRunView {
@@ -91,6 +94,7 @@ impl From<&WorkflowRun> for WorkflowRunView {
             started_at: r.started_at.map(iso),
             finished_at: r.finished_at.map(iso),
             error: r.error.clone(),
+            actions_completed: r.actions_completed,
         }
     }
 }
@@ -113,9 +117,12 @@ pub struct WorkflowDefinitionBody {
     pub description: Option<String>,
     /// `api_trigger` or a dotted event name (docs/events.md).
     pub trigger_type: Option<String>,
-    /// 1 to 20 actions: `{type: "send_message", user_uuids?, team_uuids?, channel_ids?, text}`,
-    /// `{type: "send_email", to, subject, body}`, `{type: "call_webhook", url}`; text may name
-    /// `{{payload.key}}`.
+    /// 1 to 20 actions, run in order: `{type: "send_message", user_uuids?, team_uuids?,
+    /// channel_ids?, text}`, `{type: "send_email", to, subject, body}` (only addresses of active
+    /// people of the organization get mail), `{type: "call_webhook", url, body?}` (a JSON POST;
+    /// `body` a template, by default `{workflow, run, payload}`). Texts and the body's strings may
+    /// name `{{payload.key}}` (the trigger payload, or the event's document), `{{workflow.name}}`,
+    /// `{{run.uuid}}`. `trigger_type` cannot be `workflow.finished`.
     #[schema(value_type = Option<Vec<Object>>, min_items = 1, max_items = 20)]
     pub actions: Option<Value>,
     pub active: Option<bool>,
@@ -131,9 +138,12 @@ pub struct NewWorkflowBody {
     /// `api_trigger` or a dotted event name (docs/events.md).
     #[schema(example = "api_trigger")]
     pub trigger_type: String,
-    /// 1 to 20 actions: `{type: "send_message", user_uuids?, team_uuids?, channel_ids?, text}`,
-    /// `{type: "send_email", to, subject, body}`, `{type: "call_webhook", url}`; text may name
-    /// `{{payload.key}}`.
+    /// 1 to 20 actions, run in order: `{type: "send_message", user_uuids?, team_uuids?,
+    /// channel_ids?, text}`, `{type: "send_email", to, subject, body}` (only addresses of active
+    /// people of the organization get mail), `{type: "call_webhook", url, body?}` (a JSON POST;
+    /// `body` a template, by default `{workflow, run, payload}`). Texts and the body's strings may
+    /// name `{{payload.key}}` (the trigger payload, or the event's document), `{{workflow.name}}`,
+    /// `{{run.uuid}}`. `trigger_type` cannot be `workflow.finished`.
     #[schema(value_type = Vec<Object>, min_items = 1, max_items = 20, example = json!([{"type": "send_email", "to": ["ada@example.com"], "subject": "Deployed", "body": "Version {{payload.version}} is live."}]))]
     pub actions: Value,
     pub active: Option<bool>,

@@ -91,9 +91,13 @@ struct Count {
 /// them with the enabled endpoints of their organization subscribed to their type (and, when
 /// the endpoint names objects, to their object) — `teamcomm_webhooks::delivery::subscribed` in
 /// SQL; each pair gets a pending delivery and a `webhook_delivery` job due at `$2`.
+/// The outbox's other reader rides along: `started` joins the events with the active, unfrozen
+/// workflows of their organization triggered by their type
+/// (`teamcomm_workflows::Workflow::runs_on` in SQL); each gets a queued run carrying the event's
+/// document as its payload, counted on its workflow, and a `workflow_run` job (`$4` attempts).
 const RELAY: &str = "\
 WITH ev AS MATERIALIZED (
-    SELECT id, organization_id, event_type, object_id FROM outbox_events
+    SELECT id, organization_id, event_type, object_id, payload FROM outbox_events
      WHERE relayed_at IS NULL
      ORDER BY id
      LIMIT $1
@@ -115,6 +119,23 @@ WITH ev AS MATERIALIZED (
     SELECT gen_random_uuid(), organization_id, 'webhook_delivery',
            jsonb_build_object('delivery_id', delivery_id::text), $3, $2
       FROM pairs
+), started AS MATERIALIZED (
+    SELECT gen_random_uuid() AS run_id, ev.organization_id, w.id AS workflow_id, ev.payload
+      FROM ev JOIN workflows w
+        ON w.organization_id = ev.organization_id AND w.trigger_type = ev.event_type
+     WHERE w.active AND NOT w.frozen
+), runs AS (
+    INSERT INTO workflow_runs (id, organization_id, workflow_id, status, payload, queued_at)
+    SELECT run_id, organization_id, workflow_id, 'queued', payload, $2 FROM started
+), counted AS (
+    UPDATE workflows w SET total_runs = w.total_runs + s.n, last_run_at = $2
+      FROM (SELECT workflow_id, count(*) AS n FROM started GROUP BY workflow_id) s
+     WHERE w.id = s.workflow_id
+), run_jobs AS (
+    INSERT INTO jobs (id, organization_id, kind, payload, max_attempts, run_at)
+    SELECT gen_random_uuid(), organization_id, 'workflow_run',
+           jsonb_build_object('run_id', run_id::text), $4, $2
+      FROM started
 )
 SELECT count(*) AS n FROM ev";
 
@@ -150,6 +171,7 @@ impl DeliveryRepository for PgWebhookDeliveries {
             .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
             .bind::<Timestamptz, _>(now)
             .bind::<Int4, _>(attempts_sql(max_attempts))
+            .bind::<Int4, _>(attempts_sql(teamcomm_workflows::RUN_ATTEMPTS))
             .get_result(&mut conn)
             .await
             .map_err(db_error)?;

@@ -235,6 +235,17 @@ impl WebhookRepository for PgWebhookRepository {
         .await
     }
 
+    async fn count_endpoints(&self, org: OrgId) -> Result<u64, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n: i64 = webhook_endpoints::table
+            .filter(webhook_endpoints::organization_id.eq(org.0))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     async fn delete_endpoint(&self, org: OrgId, id: WebhookId) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
         let deleted = diesel::delete(

@@ -7,16 +7,16 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde_json::Value;
 use teamcomm_kernel::jobs::NewJob;
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId, WireEnum};
+use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId, WireEnum};
 use teamcomm_workflows::{
-    Action, RunStatus, Trigger, Workflow, WorkflowId, WorkflowRepository, WorkflowRun,
+    Action, RunEnd, RunStatus, Trigger, Workflow, WorkflowId, WorkflowRepository, WorkflowRun,
     WorkflowSelection,
 };
 use time::{OffsetDateTime, Time};
 use uuid::Uuid;
 
-use super::jobs;
 use super::paging::{like_pattern, load_page};
+use super::{jobs, outbox};
 use crate::Database;
 use crate::error::{db_error, unknown_organization};
 use crate::rows::unknown_value;
@@ -85,6 +85,7 @@ struct RunRow {
     started_at: Option<OffsetDateTime>,
     finished_at: Option<OffsetDateTime>,
     error: Option<String>,
+    actions_completed: i32,
 }
 
 impl TryFrom<RunRow> for WorkflowRun {
@@ -102,8 +103,15 @@ impl TryFrom<RunRow> for WorkflowRun {
             started_at: r.started_at,
             finished_at: r.finished_at,
             error: r.error,
+            actions_completed: u32::try_from(r.actions_completed).map_err(|_| {
+                unknown_value("workflow_runs.actions_completed", r.actions_completed)
+            })?,
         })
     }
+}
+
+fn count_sql(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 fn actions_json(actions: &[Action]) -> Result<Value, RepoError> {
@@ -303,6 +311,7 @@ impl WorkflowRepository for PgWorkflowRepository {
             started_at: run.started_at,
             finished_at: run.finished_at,
             error: run.error.clone(),
+            actions_completed: count_sql(run.actions_completed),
         };
         let mut conn = self.db.conn().await?;
         let counted = conn
@@ -365,5 +374,100 @@ impl WorkflowRepository for PgWorkflowRepository {
                 .select(RunRow::as_select())
         })
         .await
+    }
+
+    async fn run_work(&self, org: OrgId, run: Uuid) -> Result<(Workflow, WorkflowRun), RepoError> {
+        let mut conn = self.db.conn().await?;
+        let (w, r): (WorkflowRow, RunRow) = workflow_runs::table
+            .inner_join(workflows::table.on(workflows::id.eq(workflow_runs::workflow_id)))
+            .filter(workflow_runs::organization_id.eq(org.0))
+            .filter(workflow_runs::id.eq(run))
+            .select((WorkflowRow::as_select(), RunRow::as_select()))
+            .first(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok((Workflow::try_from(w)?, WorkflowRun::try_from(r)?))
+    }
+
+    async fn start_run(&self, org: OrgId, run: Uuid, at: OffsetDateTime) -> Result<(), RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::update(
+            workflow_runs::table
+                .filter(workflow_runs::organization_id.eq(org.0))
+                .filter(workflow_runs::id.eq(run)),
+        )
+        .set((
+            workflow_runs::status.eq(RunStatus::Running.as_str()),
+            workflow_runs::started_at.eq(diesel::dsl::sql::<
+                diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+            >("coalesce(started_at, ")
+            .bind::<diesel::sql_types::Timestamptz, _>(at)
+            .sql(")")),
+        ))
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        if n == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn record_progress(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        completed: u32,
+    ) -> Result<(), RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::update(
+            workflow_runs::table
+                .filter(workflow_runs::organization_id.eq(org.0))
+                .filter(workflow_runs::id.eq(run)),
+        )
+        .set(workflow_runs::actions_completed.eq(count_sql(completed)))
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        if n == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn finish_run(
+        &self,
+        org: OrgId,
+        run: Uuid,
+        end: &RunEnd,
+        event: &Event,
+    ) -> Result<(), RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n = conn
+            .transaction(async |conn| {
+                let n = diesel::update(
+                    workflow_runs::table
+                        .filter(workflow_runs::organization_id.eq(org.0))
+                        .filter(workflow_runs::id.eq(run)),
+                )
+                .set((
+                    workflow_runs::status.eq(end.status.as_str()),
+                    workflow_runs::finished_at.eq(end.finished_at),
+                    workflow_runs::error.eq(end.error.as_deref()),
+                    workflow_runs::actions_completed.eq(count_sql(end.actions_completed)),
+                ))
+                .execute(conn)
+                .await?;
+                if n > 0 {
+                    outbox::record(conn, std::slice::from_ref(event)).await?;
+                }
+                Ok::<_, diesel::result::Error>(n)
+            })
+            .await
+            .map_err(db_error)?;
+        if n == 0 {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
     }
 }

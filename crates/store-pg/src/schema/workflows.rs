@@ -1,4 +1,5 @@
-//! Workflows and their runs (`migrations/2026-11-26-040000_workflows`).
+//! Workflows and their runs (`migrations/2026-11-26-040000_workflows`,
+//! `2026-11-26-050000_workflow_run_execution`).
 
 use super::labels::{entity_labels, featured_entities};
 
@@ -32,6 +33,7 @@ diesel::table! {
         started_at -> Nullable<Timestamptz>,
         finished_at -> Nullable<Timestamptz>,
         error -> Nullable<Text>,
+        actions_completed -> Int4,
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use teamcomm_kernel::{Error, ErrorCode, EventType, PageRequest, SystemClock};
+use teamcomm_labels::testing::InMemoryLabelledEntities;
 use teamcomm_org::testing::InMemoryOrgPorts;
 use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Organization, User};
 
@@ -13,8 +14,12 @@ use crate::SIGNING_SECRET_BYTES;
 use crate::testing::{InMemoryWebhookRepository, RecordingSender, StaticResolver};
 use crate::{DeliveryOutcome, Refusal};
 
+/// A check-in of Acme that endpoints may filter on.
+const CHECKIN: &str = "0193f0c2-6a1e-7c3d-9a0b-1c2d3e4f5a6b";
+
 struct World {
     repo: Arc<InMemoryWebhookRepository>,
+    objects: Arc<InMemoryLabelledEntities>,
     sender: Arc<RecordingSender>,
     service: WebhookService,
     admin: User,
@@ -43,18 +48,26 @@ impl World {
             .with("rebind.example.com", &["93.184.215.14", "10.0.0.7"])
             .with("dev.test", &["192.168.0.10"]);
         let sender = Arc::new(RecordingSender::new());
+        let objects = Arc::new(InMemoryLabelledEntities::new());
+        objects.insert(
+            acme.id,
+            EntityKind::Checkins,
+            Uuid::parse_str(CHECKIN).unwrap(),
+        );
         let service = WebhookService::new(
             WebhookPorts {
                 endpoints: repo.clone(),
                 resolver: Arc::new(resolver),
                 sender: sender.clone(),
                 deliveries: repo.clone(),
+                objects: objects.clone(),
                 clock: Arc::new(SystemClock),
             },
             AllowList::new(["dev.test"]),
         );
         World {
             repo,
+            objects,
             sender,
             service,
             admin: person(&org, &acme, "ada@acme.test", "admin").await,
@@ -89,10 +102,7 @@ async fn an_endpoint_is_created_with_a_secret_shown_once_and_sealed_secrets_kept
     let req = EndpointRequest {
         name: Some("  CRM  ".into()),
         bearer_token: Some("tok-123".into()),
-        object_ids: vec![
-            "0193f0c2-6a1e-7c3d-9a0b-1c2d3e4f5a6b".into(),
-            "0193f0c2-6a1e-7c3d-9a0b-1c2d3e4f5a6b".into(),
-        ],
+        object_ids: vec![CHECKIN.into(), CHECKIN.into()],
         ..request(
             "https://Hooks.Example.com/in",
             &["kudos.posted", "forms.response.created", "kudos.posted"],
@@ -169,6 +179,25 @@ async fn object_ids_name_and_bearer_token_follow_their_rules() {
         .await
         .unwrap_err();
     assert!(field_error(&e, "object_ids").contains("not-a-uuid"));
+    // A uuid must name a check-in, form or workflow of the organization: another
+    // organization's is as unknown as a made-up one.
+    let theirs = Uuid::now_v7();
+    w.objects
+        .insert(w.outsider.org_id, EntityKind::Forms, theirs);
+    let e = w
+        .service
+        .create(
+            &w.admin,
+            &EndpointRequest {
+                object_ids: vec![CHECKIN.into(), theirs.to_string()],
+                ..base.clone()
+            },
+        )
+        .await
+        .unwrap_err();
+    let message = field_error(&e, "object_ids");
+    assert!(message.contains(&theirs.to_string()), "{message}");
+    assert!(!message.contains(CHECKIN), "{message}");
     let e = w
         .service
         .create(
@@ -369,11 +398,11 @@ async fn the_legacy_form_is_admin_only_and_speaks_upper_case() {
         .service
         .create_subscription(
             &w.admin,
-            &request("https://hooks.example.com/", &["WORKFLOW_FINISHED"]),
+            &request("https://hooks.example.com/", &["FORMS_RESPONSE_APPROVED"]),
         )
         .await
         .unwrap_err();
-    assert!(field_error(&e, "subscriptions").contains("WORKFLOW_FINISHED"));
+    assert!(field_error(&e, "subscriptions").contains("FORMS_RESPONSE_APPROVED"));
 
     let e = w
         .service
@@ -564,4 +593,23 @@ async fn deliveries_enable_and_replay_are_for_those_who_see_the_endpoint() {
         .await
         .unwrap();
     assert_eq!(page.count, 0);
+}
+
+#[tokio::test]
+async fn an_organization_has_at_most_max_endpoints() {
+    let w = World::new().await;
+    for i in 0..MAX_ENDPOINTS {
+        let req = request(&format!("https://hooks.example.com/{i}"), &["kudos.posted"]);
+        w.service.create(&w.member, &req).await.unwrap();
+    }
+    let more = request("https://hooks.example.com/more", &["kudos.posted"]);
+    let e = w.service.create(&w.admin, &more).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::WebhookEndpointsLimitReached);
+    assert_eq!(e.status(), 400);
+    // Another organization is not counted.
+    w.service.create(&w.outsider, &more).await.unwrap();
+    assert_eq!(
+        w.repo.count_endpoints(w.admin.org_id).await.unwrap(),
+        MAX_ENDPOINTS
+    );
 }

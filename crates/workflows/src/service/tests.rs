@@ -85,7 +85,7 @@ async fn create_reads_the_trigger_and_actions_and_starts_active() {
     assert_eq!(wf.trigger, Trigger::ApiTrigger);
     assert_eq!(wf.actions.len(), 3);
     assert!(
-        matches!(&wf.actions[2], Action::CallWebhook { url } if url == "https://hooks.example.com/in")
+        matches!(&wf.actions[2], Action::CallWebhook { url, .. } if url == "https://hooks.example.com/in")
     );
     assert!(wf.active && !wf.frozen);
     assert_eq!(wf.created_by, Some(w.member.id));
