@@ -75,6 +75,7 @@ mod ports;
 mod channels;
 mod checkins;
 mod cursors;
+mod daily_counters;
 mod forms;
 mod gaps;
 mod invitations;
