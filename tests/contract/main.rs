@@ -83,6 +83,7 @@ mod jobs;
 mod keys;
 mod kudos;
 mod labels;
+mod login_codes;
 mod messaging;
 mod moods;
 mod orgs;
