@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use teamcomm_keys::{RateQuotas, RateScope};
+use teamcomm_llm_http::LlmSettings;
 use teamcomm_mail::{MAIL_FROM_VAR, SMTP_URL_VAR, SmtpMailer, SmtpSettings};
 use teamcomm_store_pg::MIN_CONFIGURED_SECRET_LEN;
 
@@ -85,6 +86,10 @@ pub struct Settings {
     pub metrics_allow: Vec<ipnet::IpNet>,
     /// The SMTP relay e-mail goes through; without one, every e-mail fails (its job says why).
     pub smtp: Option<SmtpSettings>,
+    /// The CLI assistant's language model (`TEAMCOMM_LLM_URL`, `TEAMCOMM_LLM_MODEL`,
+    /// `TEAMCOMM_LLM_API_KEY`, `TEAMCOMM_LLM_TIMEOUT_SECS`); without one the assistant answers
+    /// 503 `assistant_not_configured`.
+    pub llm: Option<LlmSettings>,
     /// Serves `GET /bench/floor/?org=<uuid>` (one indexed single-row read) for `make bench`.
     pub bench_floor: bool,
     /// Hourly budgets per credential and scope.
@@ -130,6 +135,10 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS",
     "TEAMCOMM_SMTP_URL",
     "TEAMCOMM_MAIL_FROM",
+    "TEAMCOMM_LLM_URL",
+    "TEAMCOMM_LLM_MODEL",
+    "TEAMCOMM_LLM_API_KEY",
+    "TEAMCOMM_LLM_TIMEOUT_SECS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_WRITES",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_MESSAGING",
@@ -390,6 +399,28 @@ impl Settings {
                 )));
             }
         };
+        let llm = match (get("TEAMCOMM_LLM_URL"), get("TEAMCOMM_LLM_MODEL")) {
+            (None, None) => {
+                if get("TEAMCOMM_LLM_API_KEY").is_some() {
+                    return Err(bad(
+                        "TEAMCOMM_LLM_API_KEY is set without TEAMCOMM_LLM_URL and TEAMCOMM_LLM_MODEL",
+                    ));
+                }
+                None
+            }
+            (Some(url), Some(model)) => Some(LlmSettings {
+                base_url: validate_url("TEAMCOMM_LLM_URL", &url)?,
+                model,
+                api_key: get("TEAMCOMM_LLM_API_KEY"),
+                timeout: secs("TEAMCOMM_LLM_TIMEOUT_SECS", 60, 1, 300)?,
+                connect_timeout: Duration::from_secs(10),
+            }),
+            _ => {
+                return Err(bad(
+                    "set both TEAMCOMM_LLM_URL and TEAMCOMM_LLM_MODEL, or neither",
+                ));
+            }
+        };
         let webhook_allow_insecure_hosts =
             webhook_hosts(get("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS").as_deref())?;
         // Set but empty means nobody (not the default).
@@ -431,6 +462,7 @@ impl Settings {
             webhook_allow_insecure_hosts,
             metrics_allow,
             smtp,
+            llm,
             bench_floor: match get("TEAMCOMM_BENCH_FLOOR").as_deref() {
                 None | Some("0") | Some("false") => false,
                 Some("1") | Some("true") => true,

@@ -84,6 +84,9 @@ pub struct AppState {
     pub emails: EmailService,
     /// The operator's platform connections and people's platform identities.
     pub platforms: PlatformConnectionService,
+    /// The CLI assistant (`POST /v1/cli/chat/completions/`) and its per-credential budget.
+    pub assistant: teamcomm_assistant::AssistantService,
+    pub assistant_budget: Arc<crate::routes::cli::AssistantBudget>,
     /// Delivers queued messages and e-mails, one pass per [`AppState::deliver_due`].
     pub delivery: DeliveryWorker,
     /// Runs check-in rounds: one pass per [`AppState::tick_checkins`]; takes platform replies.
@@ -243,6 +246,28 @@ impl AppState {
             messages: stores.messages.clone(),
             directory: stores.directory.clone(),
         });
+        // The CLI assistant: the configured model (none: every question is 503), sessions in
+        // Postgres, the caller's own data read through the check-in and kudos services.
+        let assistant = teamcomm_assistant::AssistantService::new(
+            settings.llm.clone().map(|llm| {
+                Arc::new(
+                    teamcomm_llm_http::HttpLanguageModel::new(llm)
+                        .expect("the language-model HTTP client builds (rustls, no system config)"),
+                ) as Arc<dyn teamcomm_assistant::LanguageModel>
+            }),
+            Arc::new(teamcomm_store_pg::PgConversationRepository::new(db.clone())),
+            Arc::new(teamcomm_assistant::context::ServicesContext {
+                checkins: checkins.clone(),
+                kudos: KudosService::new(
+                    Arc::new(PgKudosRepository::new(db.clone())),
+                    orgs.clone(),
+                    teams.clone(),
+                    clock.clone(),
+                ),
+                clock: clock.clone(),
+            }),
+            clock.clone(),
+        );
         // Webhooks: one endpoint store and one sender for the service (samples) and the worker.
         let webhook_endpoints = Arc::new(PgWebhookRepository::new(
             db.clone(),
@@ -330,6 +355,8 @@ impl AppState {
                 Arc::new(PgLabelRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
             ),
+            assistant,
+            assistant_budget: Arc::new(crate::routes::cli::AssistantBudget::default()),
             webhooks: WebhookService::new(
                 WebhookPorts {
                     endpoints: webhook_endpoints.clone(),

@@ -232,6 +232,15 @@ catalogue! {
     /// A dependency (the database) does not answer; retry later.
     ServiceUnavailable => ("service_unavailable", 503),
 
+    // --- the CLI assistant (issue 10 §2; kept with the framework's 5xx answers) ---
+    /// `POST /v1/cli/chat/completions/` on a server with no language model configured
+    /// (`TEAMCOMM_LLM_URL`, `TEAMCOMM_LLM_MODEL`); nothing was sent anywhere.
+    AssistantNotConfigured => ("assistant_not_configured", 503),
+    /// The language model answered with an error or with something that is not a completion.
+    AssistantUpstreamError => ("assistant_upstream_error", 502),
+    /// The language model did not answer in time.
+    AssistantUpstreamTimeout => ("assistant_upstream_timeout", 504),
+
     // --- directory (added with the directory endpoints) ---
     /// A mood score outside 1..5.
     InvalidScore => ("invalid_score", 400),

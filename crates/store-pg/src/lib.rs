@@ -19,7 +19,7 @@ pub use repo::PgRoundRepository;
 pub use repo::PgWebhookDeliveries;
 pub use repo::PgWebhookRepository;
 pub use repo::PgWorkflowRepository;
-pub use repo::{Backlog, PgJobQueue};
+pub use repo::{Backlog, PgConversationRepository, PgJobQueue};
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,

@@ -7,6 +7,7 @@ pub mod api_keys;
 pub mod bench;
 pub mod catalog;
 pub mod checkins;
+pub mod cli;
 pub mod cli_auth;
 pub mod forms;
 pub mod health;
@@ -189,6 +190,12 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(checkins::edit_response, P::write())
         .add(checkins::reset_responses, P::write())
         .add(checkins::list_responses, P::read())
+        // CLI helpers: the caller's check-ins pending today (on the free-plan allow-list) and
+        // progress updates attached to them as today's responses.
+        .add(cli::get_status, P::read().cli_on_any_plan())
+        .add(cli::post_update, P::write())
+        // The assistant: the writes budget, and 30 questions a minute per credential.
+        .add(cli::chat_completion, P::write())
         // Forms: fixed segments (`form-owners`, `create`, `reorder`) before `{uuid}` ones.
         // Authoring and response rules are the service's.
         .add(forms::list_forms, P::read())

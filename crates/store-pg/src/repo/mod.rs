@@ -12,6 +12,8 @@ mod login_codes;
 mod messaging;
 mod mood;
 mod org;
+// The CLI assistant's sessions.
+mod assistant;
 mod outbox;
 mod paging;
 mod rounds;
@@ -43,3 +45,6 @@ pub use webhooks::PgWebhookRepository;
 pub use workflows::PgWorkflowRepository;
 
 pub(crate) use paging::count_from;
+
+// The CLI assistant's sessions.
+pub use assistant::PgConversationRepository;

@@ -30,6 +30,8 @@ pub(crate) mod rounds;
 pub(crate) mod webhooks;
 // `workflows::{workflows, workflow_runs}`.
 pub(crate) mod workflows;
+// `assistant::assistant_turns`.
+pub(crate) mod assistant;
 
 pub(crate) use outbox::outbox_events;
 
