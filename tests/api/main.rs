@@ -9,6 +9,8 @@ mod checkin_engine;
 mod checkin_responses;
 mod checkins;
 mod cli;
+mod cli_assistant;
+mod cli_helpers;
 mod cli_login;
 mod contract;
 mod directory;

@@ -24,6 +24,7 @@ mod agent;
 mod chat;
 mod checkins;
 mod forms;
+mod helpers;
 mod kudos;
 mod labels;
 mod login;
