@@ -586,26 +586,26 @@ impl AgentService {
     /// What a claim link opens, while it can be claimed (else 404).
     pub async fn preview_claim(&self, token: &str) -> Result<Registration, Error> {
         let secret =
-            Secret::parse(SecretKind::ClaimToken, token.trim()).ok_or_else(Error::not_found)?;
+            Secret::parse(SecretKind::ClaimToken, token.trim()).ok_or_else(claim_link_invalid)?;
         self.ports
             .registrations
             .find_claimable(&secret.hash(), self.now())
             .await
             .map_err(repo)?
-            .ok_or_else(Error::not_found)
+            .ok_or_else(claim_link_invalid)
     }
 
     /// A signed-in person takes ownership of a pending organization: they become its first
     /// admin (a person of that organization with their e-mail and name). The link works once.
     pub async fn claim(&self, token: &str, person: &User) -> Result<Claimed, Error> {
         let secret =
-            Secret::parse(SecretKind::ClaimToken, token.trim()).ok_or_else(Error::not_found)?;
+            Secret::parse(SecretKind::ClaimToken, token.trim()).ok_or_else(claim_link_invalid)?;
         let registrations = &self.ports.registrations;
         let registration = registrations
             .claim(&secret.hash(), self.now())
             .await
             .map_err(repo)?
-            .ok_or_else(Error::not_found)?;
+            .ok_or_else(claim_link_invalid)?;
         let new_admin = NewUser::new(
             &person.email,
             &person.first_name,
@@ -650,5 +650,12 @@ fn challenge_failed() -> Error {
     Error::new(
         ErrorCode::AgentChallengeFailed,
         "The answer to the registration challenge is wrong or the challenge is unknown or used.",
+    )
+}
+
+fn claim_link_invalid() -> Error {
+    Error::new(
+        ErrorCode::AgentClaimLinkInvalid,
+        "This claim link is unknown, already used or expired.",
     )
 }

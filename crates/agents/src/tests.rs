@@ -449,11 +449,11 @@ async fn a_claim_makes_the_person_the_first_admin_once() {
     assert_eq!(claimed.registration.claimed_by, Some(claimed.admin.id));
     assert_eq!(
         w.service.claim(&token, &person).await.unwrap_err().code(),
-        ErrorCode::NotFound
+        ErrorCode::AgentClaimLinkInvalid
     );
     assert_eq!(
         w.service.preview_claim(&token).await.unwrap_err().code(),
-        ErrorCode::NotFound
+        ErrorCode::AgentClaimLinkInvalid
     );
     // The agent key keeps working after the claim.
     assert!(w.service.authenticate(&done.api_key).await.is_ok());
@@ -474,7 +474,7 @@ async fn claim_links_expire() {
     let person = w.person(home, "owner@example.com").await;
     assert_eq!(
         w.service.claim(&token, &person).await.unwrap_err().code(),
-        ErrorCode::NotFound
+        ErrorCode::AgentClaimLinkInvalid
     );
     assert_eq!(
         w.service
@@ -482,7 +482,7 @@ async fn claim_links_expire() {
             .await
             .unwrap_err()
             .code(),
-        ErrorCode::NotFound
+        ErrorCode::AgentClaimLinkInvalid
     );
 }
 

@@ -15,7 +15,9 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use subtle::ConstantTimeEq;
+use teamcomm_agents::{AgentCaller, AgentPrincipal};
 use teamcomm_kernel::{Error, ErrorCode};
+use teamcomm_keys::{CredentialKind, SecretKind};
 use teamcomm_keys::{CredentialRef, DailySpend, Principal, check_cli_access};
 use teamcomm_org::{PlanTier, User};
 
@@ -53,6 +55,8 @@ fn authorization(req: &HttpRequest) -> Option<(String, &str)> {
 #[derive(Debug, Clone)]
 enum Authenticated {
     Api(Principal),
+    /// A registered agent's key (`tca_…`): its organization, no person.
+    Agent(AgentPrincipal),
     Session(User),
     Operator,
 }
@@ -72,9 +76,14 @@ pub async fn enforce_policy(
             Credentials::Public => throttle_client(&state, req.request(), &policy)
                 .await
                 .map(|()| None),
-            Credentials::ApiKeyOrCli => authenticate_api(&state, req.request(), &policy)
-                .await
-                .map(|p| Some(Authenticated::Api(p))),
+            Credentials::ApiKeyOrCli => match agent_key(req.request()) {
+                Some(key) => authenticate_agent(&state, req.request(), &policy, key)
+                    .await
+                    .map(|a| Some(Authenticated::Agent(a))),
+                None => authenticate_api(&state, req.request(), &policy)
+                    .await
+                    .map(|p| Some(Authenticated::Api(p))),
+            },
             Credentials::Session => authenticate_session(&state, req.request(), &policy)
                 .await
                 .map(|u| Some(Authenticated::Session(u))),
@@ -111,6 +120,47 @@ async fn give_back_if_refused<B>(res: &ServiceResponse<B>) {
     }
 }
 
+/// An `X-API-KEY` value in the agent-key format (`tca_`).
+fn agent_key(req: &HttpRequest) -> Option<&str> {
+    header(req, "x-api-key")
+        .map(str::trim)
+        .filter(|k| k.starts_with(SecretKind::AgentKey.prefix()))
+}
+
+/// Refusal of an agent key where a person is needed.
+fn agent_key_refused() -> Error {
+    Error::new(
+        ErrorCode::InsufficientScope,
+        "Agent keys act for their organization, not for a person; this endpoint needs a person's credential.",
+    )
+}
+
+/// A registered agent's key: only on routes that take agent keys, never admin only; spends the
+/// route's budget as the key's own. Not subject to the API-key plan gate (a registered agent's
+/// organization is on the free plan) nor to the free-plan daily limits (those count CLI
+/// sessions).
+async fn authenticate_agent(
+    state: &AppState,
+    req: &HttpRequest,
+    policy: &Policy,
+    key: &str,
+) -> Result<AgentPrincipal, ApiError> {
+    let agent = state.agents.authenticate(key).await?;
+    if !policy.agent_keys || policy.admin_only {
+        return Err(agent_key_refused().into());
+    }
+    let enterprise = agent.org.plan == PlanTier::Enterprise;
+    throttle(
+        state,
+        req,
+        policy,
+        CredentialRef::ApiKey(agent.key_id),
+        enterprise,
+    )
+    .await?;
+    Ok(agent)
+}
+
 /// `X-API-KEY`, else a CLI `Authorization: Bearer` token under the route's CLI rule.
 async fn authenticate_api(
     state: &AppState,
@@ -132,6 +182,17 @@ async fn authenticate_api(
         }
         _ => return Err(credential_absent().into()),
     };
+    if !policy.agent_keys
+        && matches!(
+            principal.credential,
+            CredentialKind::ApiKey {
+                is_agent_key: true,
+                ..
+            }
+        )
+    {
+        return Err(agent_key_refused().into());
+    }
     let enterprise = principal.org.plan == PlanTier::Enterprise;
     throttle(state, req, policy, principal.credential_ref(), enterprise).await?;
     if policy.admin_only && !principal.user.role.is_admin() {
@@ -288,6 +349,49 @@ impl FromRequest for Caller {
             Authenticated::Api(p) => Some(Caller(p)),
             _ => None,
         })
+    }
+}
+
+/// The caller of an agent door: a person (their API key or CLI session) or a registered
+/// agent's key.
+#[derive(Debug, Clone)]
+pub struct AgentActor(pub AgentCaller);
+
+impl FromRequest for AgentActor {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        established(req, "an agent door caller", |a| match a {
+            Authenticated::Api(p) => Some(AgentActor(AgentCaller::person(p.user))),
+            Authenticated::Agent(a) => Some(AgentActor(AgentCaller::agent(
+                a.org.id,
+                a.key_id,
+                a.agent_name,
+            ))),
+            _ => None,
+        })
+    }
+}
+
+/// The person behind an agent door's caller: a registered agent's key has none and is refused
+/// (403 `insufficient_scope`) before the body is read.
+#[derive(Debug, Clone)]
+pub struct AgentDoorPerson(pub User);
+
+impl FromRequest for AgentDoorPerson {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let found = req.extensions().get::<Authenticated>().cloned();
+        match found {
+            Some(Authenticated::Agent(_)) => ready(Err(agent_key_refused().into())),
+            _ => established(req, "a person at an agent door", |a| match a {
+                Authenticated::Api(p) => Some(AgentDoorPerson(p.user)),
+                _ => None,
+            }),
+        }
     }
 }
 

@@ -39,6 +39,10 @@ pub struct Policy {
     /// The free-plan daily limit a request counts against (CLI sessions of free-plan
     /// organizations only: `teamcomm_keys::DailyThrottle`); a refused request is given back.
     pub daily: Option<DailyLimit>,
+    /// Agent keys (registered agents' `tca_` keys and `is_agent_key` API keys) are taken: the
+    /// agent doors. Everywhere else they are refused with 403 `insufficient_scope` (an agent
+    /// key never acts as a person).
+    pub agent_keys: bool,
 }
 
 impl Policy {
@@ -60,6 +64,7 @@ impl Policy {
             cli: CliAccess::PaidPlans,
             admin_only: false,
             daily: None,
+            agent_keys: false,
         }
     }
 
@@ -70,6 +75,7 @@ impl Policy {
             cli: CliAccess::Refused,
             admin_only: false,
             daily: None,
+            agent_keys: false,
         }
     }
 
@@ -80,6 +86,7 @@ impl Policy {
             cli: CliAccess::Refused,
             admin_only: false,
             daily: None,
+            agent_keys: false,
         }
     }
 
@@ -90,6 +97,7 @@ impl Policy {
             cli: CliAccess::Refused,
             admin_only: false,
             daily: None,
+            agent_keys: false,
         }
     }
 
@@ -115,6 +123,12 @@ impl Policy {
 
     pub const fn admin_only(mut self) -> Self {
         self.admin_only = true;
+        self
+    }
+
+    /// Also for agent keys (the agent doors).
+    pub const fn agent_keys(mut self) -> Self {
+        self.agent_keys = true;
         self
     }
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use teamcomm_agents::{AgentPorts, AgentService, AgentSettings};
 use teamcomm_cache::{
     CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
 };
@@ -28,6 +29,7 @@ use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
 use teamcomm_ratelimit_redis::RedisRateLimiter;
+use teamcomm_store_pg::PgAgentRepository;
 use teamcomm_store_pg::PgWorkflowRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
@@ -74,6 +76,8 @@ pub struct AppState {
     pub workflows: WorkflowService,
     /// Executes queued workflow runs, one pass per [`AppState::run_workflows`].
     pub workflow_runner: WorkflowRunner,
+    /// The agent doors: reports, health, messages, registration and claims.
+    pub agents: AgentService,
     /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
     pub webhooks: WebhookService,
     /// Relays outbox events to webhook deliveries and delivers them, one pass per
@@ -308,7 +312,22 @@ impl AppState {
             RunnerSettings::default(),
         );
         let metrics = crate::metrics::Metrics::new(db.clone());
+        let agent_store = Arc::new(PgAgentRepository::new(db.clone()));
+        let agents = AgentService::new(
+            AgentPorts {
+                agents: agent_store.clone(),
+                registrations: agent_store,
+                people: orgs.clone(),
+                orgs: orgs.clone(),
+                clock: clock.clone(),
+            },
+            AgentSettings {
+                app_url: settings.app_url.clone(),
+                email_domain: agent_email_domain(&settings.app_url),
+            },
+        );
         AppState {
+            agents,
             checkin_engine,
             messages,
             emails: EmailService::new(stores.emails.clone(), orgs.clone(), clock.clone()),
@@ -551,4 +570,12 @@ impl AppState {
             tracing::warn!(error = %e, "could not record key usage; will retry");
         }
     }
+}
+
+/// The domain of agents' addresses: `agents.<host of the application address>`.
+fn agent_email_domain(app_url: &str) -> String {
+    let rest = app_url.split_once("://").map_or(app_url, |(_, r)| r);
+    let host = rest.split(['/', ':', '?', '#']).next().unwrap_or_default();
+    let host = if host.is_empty() { "localhost" } else { host };
+    format!("agents.{host}")
 }

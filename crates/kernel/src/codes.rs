@@ -372,6 +372,8 @@ catalogue! {
     AgentChallengeExpired => ("agent_challenge_expired", 400),
     /// The registration challenge is unknown, already used, or its answer is wrong.
     AgentChallengeFailed => ("agent_challenge_failed", 400),
+    /// The claim link is unknown, already used or expired.
+    AgentClaimLinkInvalid => ("agent_claim_link_invalid", 404),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -12,6 +12,7 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
     quote_ident, run_migrations, split_database,
 };
+pub use repo::PgAgentRepository;
 pub use repo::PgDailyCounters;
 pub use repo::PgLoginCodes;
 pub use repo::PgPollCursors;

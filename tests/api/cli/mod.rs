@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 // Each area's commands (child modules use the harness below through `use super::*`).
 mod agent;
+mod agents;
 mod chat;
 mod checkins;
 mod forms;

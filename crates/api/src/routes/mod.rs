@@ -27,7 +27,7 @@ pub mod workflows;
 
 use std::sync::OnceLock;
 
-use teamcomm_keys::DailyLimit::Emails;
+use teamcomm_keys::DailyLimit::{AgentReports, Emails};
 use teamcomm_keys::RateScope::{Agent, Email, Invitations, Messaging, WorkflowTriggers};
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -229,8 +229,51 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         // Agent doors.
         .add(
             agents::send_agent_email,
-            P::api(Agent).free_plan_daily(Emails),
+            P::api(Agent).free_plan_daily(Emails).agent_keys(),
         )
+        // The other agent doors take agent keys too, and CLI sessions on any plan (the spec's
+        // free-plan allow-list; a free-plan session's reports count against the daily limit);
+        // registration takes no credential but spends the agent budget per client address, the
+        // claim preview takes none, the claim a person's web session.
+        .add(
+            agents::create_report,
+            P::api(Agent)
+                .cli_on_any_plan()
+                .agent_keys()
+                .free_plan_daily(AgentReports),
+        )
+        .add(
+            agents::post_health,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::get_health,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::get_health_alias,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::send_message,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::list_messages,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::mark_read,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(
+            agents::mark_read_post,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
+        .add(agents::register_challenge, P::anonymous(Agent))
+        .add(agents::register, P::anonymous(Agent))
+        .add(agents::preview_claim, P::public())
+        .add(agents::claim, P::session(Agent))
         // Operator provisioning.
         .add(operator::create_organization, P::operator())
         .add(operator::update_organization, P::operator())

@@ -1,3 +1,4 @@
+mod agents;
 mod channels;
 mod checkins;
 mod cursors;
@@ -23,6 +24,7 @@ mod webhook_deliveries;
 mod webhooks;
 mod workflows;
 
+pub use agents::PgAgentRepository;
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
 pub use cursors::PgPollCursors;

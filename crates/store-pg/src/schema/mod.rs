@@ -5,6 +5,9 @@
 //! The directory's tables are here; each later area declares its own in a submodule (and the
 //! pairs it joins with `allow_tables_to_appear_in_same_query!` there).
 
+// `agents::{agent_reports, agent_health_checks, agent_messages, agent_register_challenges,
+// agent_registrations, agent_keys}`.
+pub(crate) mod agents;
 // `labels::{labels, entity_labels, featured_entities}` (the module shares the table's name).
 // `checkins::{checkins, checkin_responses}`.
 pub(crate) mod checkins;
