@@ -89,6 +89,7 @@ pub async fn serve(
                 tick.tick().await;
                 state.flush_key_usage().await;
                 state.rate_limits.housekeeping();
+                state.assistant_budget.housekeeping();
             }
         })
     };
