@@ -522,3 +522,43 @@ async fn a_free_plan_session_may_ask_who_it_is_and_log_out() {
         .await;
     assert_eq!(out.status, 200, "{}", out.text);
 }
+
+#[actix_web::test]
+async fn the_answer_does_not_wait_for_the_mail() {
+    // An SMTP server that takes the connection and never speaks: a send waits on it until its
+    // own timeout, so an answer that waited for the mail would take that long.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (contacted, was_contacted) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        if let Ok((held, _)) = listener.accept() {
+            let _ = contacted.send(());
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            drop(held);
+        }
+    });
+    let app = TestApp::builder()
+        .var("TEAMCOMM_SMTP_URL", &format!("smtp://127.0.0.1:{port}"))
+        .var("TEAMCOMM_MAIL_FROM", "Teamcomm <noreply@teamcomm.test>")
+        .spawn()
+        .await;
+    let org = org_named(&app, "Acme", "business").await;
+    let known = address();
+    person_at(&app, &org, &known).await;
+
+    let started = std::time::Instant::now();
+    let r = request_code(&app, &known).await;
+    let took = started.elapsed();
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // The mail was on its way meanwhile.
+    let waited = tokio::task::spawn_blocking(move || {
+        was_contacted.recv_timeout(std::time::Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
+    assert!(waited.is_ok(), "the SMTP server was never contacted");
+    // An unknown address answers alike.
+    let u = request_code(&app, &address()).await;
+    assert_eq!(u.body, r.body);
+}

@@ -934,84 +934,13 @@ async fn an_emails_status_is_shown_to_its_sender_and_admins_of_its_organization_
     }
 }
 
-/// aiosmtpd on loopback (the mail adapter's sink, `crates/mail/tests/fixtures/smtp_sink.py`),
-/// stopped when dropped; `None` (with a note) when `TEAMCOMM_TEST_SMTP_PYTHON` is unset.
-struct SmtpSink {
-    child: std::process::Child,
-    port: u16,
-    maildir: std::path::PathBuf,
-}
-
-impl SmtpSink {
-    fn start() -> Option<SmtpSink> {
-        use std::io::BufRead;
-        let Some(python) = std::env::var_os("TEAMCOMM_TEST_SMTP_PYTHON").filter(|p| !p.is_empty())
-        else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "TEAMCOMM_TEST_SMTP_PYTHON is required on CI"
-            );
-            println!("note: real-SMTP test skipped: TEAMCOMM_TEST_SMTP_PYTHON is not set");
-            return None;
-        };
-        let maildir =
-            std::env::temp_dir().join(format!("teamcomm-api-mail-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&maildir).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../crates/mail/tests/fixtures/smtp_sink.py");
-        let mut child = std::process::Command::new(python)
-            .arg(fixture)
-            .args(["--port", &port.to_string()])
-            .arg("--maildir")
-            .arg(&maildir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("start the SMTP sink");
-        let mut ready = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut ready)
-            .unwrap();
-        assert_eq!(ready.trim(), "ready", "the SMTP sink did not start");
-        Some(SmtpSink {
-            child,
-            port,
-            maildir,
-        })
-    }
-
-    fn received(&self) -> usize {
-        std::fs::read_dir(&self.maildir)
-            .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().extension() == Some("eml".as_ref()))
-            .count()
-    }
-}
-
-impl Drop for SmtpSink {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.maildir);
-    }
-}
-
 #[actix_web::test]
 async fn through_a_real_relay_an_email_ends_sent_or_failed_with_the_reason() {
-    let Some(sink) = SmtpSink::start() else {
+    let Some(sink) = teamcomm_tests::smtp::SmtpSink::start() else {
         return;
     };
     let app = TestApp::builder()
-        .var(
-            "TEAMCOMM_SMTP_URL",
-            &format!("smtp://127.0.0.1:{}", sink.port),
-        )
+        .var("TEAMCOMM_SMTP_URL", &sink.url())
         .var("TEAMCOMM_MAIL_FROM", "Teamcomm <noreply@teamcomm.test>")
         .spawn()
         .await;
@@ -1050,5 +979,5 @@ async fn through_a_real_relay_an_email_ends_sent_or_failed_with_the_reason() {
         "{}",
         failed.text
     );
-    assert_eq!(sink.received(), 1);
+    assert_eq!(sink.mails().len(), 1);
 }
