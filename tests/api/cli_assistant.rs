@@ -31,9 +31,10 @@ enum Mode {
 pub(crate) struct Stub {
     base_url: String,
     mode: Arc<Mutex<Mode>>,
-    seen: Arc<Mutex<Vec<(Option<String>, Value)>>>,
+    seen: Seen,
 }
 
+/// Each request's `Authorization` header and body.
 type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
 
 async fn completions(
