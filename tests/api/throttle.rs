@@ -72,6 +72,17 @@ impl Free {
             .await
     }
 
+    async fn report(&self, body: Value) -> Resp {
+        self.app
+            .send(
+                "POST",
+                "/v1/agent-reports/",
+                &[("Authorization", &self.cli)],
+                Some(body),
+            )
+            .await
+    }
+
     /// Today's stored count of `counter` (0 without a row).
     async fn stored(&self, counter: &str) -> i32 {
         let mut conn = self.app.database.pool().get().await.unwrap();
@@ -312,4 +323,28 @@ async fn the_postgres_counter_is_atomic_across_connections() {
             .await
             .is_err()
     );
+}
+
+#[actix_web::test]
+async fn a_free_cli_session_posts_fifty_agent_reports_a_day() {
+    let w = free_org(TestApp::spawn().await).await;
+    let report = |n: usize| json!({"agent_name": "builder", "content": format!("step {n}")});
+    // Refused requests are not counted.
+    w.report(json!({"agent_name": "builder"}))
+        .await
+        .assert_error(400, "params_validation_error");
+    assert_eq!(w.stored("agent_reports").await, 0);
+    for n in 1..=50 {
+        let r = w.report(report(n)).await;
+        assert_eq!(r.status, 201, "report {n}: {}", r.text);
+    }
+    let r = w.report(report(51)).await;
+    r.assert_error(429, "free_plan_daily_limit_exceeded");
+    assert_eq!(r.body["extra"]["limit"], 50);
+    assert_eq!(r.body["extra"]["limit_name"], "agent_reports");
+    let retry: i64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=86_400).contains(&retry), "{retry}");
+    assert_eq!(w.stored("agent_reports").await, 50);
+    // E-mails have their own budget.
+    assert_eq!(w.send_email(&w.cli).await.status, 202);
 }
