@@ -52,6 +52,8 @@ pub struct Ports {
     pub rounds: crate::rounds::RoundPorts,
     pub messaging: crate::messaging::MessagingPorts,
     pub webhooks: Arc<dyn WebhookRepository>,
+    /// Deliveries over the same store as `webhooks`.
+    pub webhook_deliveries: crate::webhooks::deliveries::DeliveryPorts,
     pub workflows: crate::workflows::WorkflowPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
@@ -76,6 +78,7 @@ impl Ports {
         let channels = Arc::new(
             InMemoryChannelRepository::new().with_organizations(move |id| people.org_exists(id)),
         );
+        let webhooks = Arc::new(InMemoryWebhookRepository::new());
         let checkins = crate::checkins::CheckinPorts::in_memory(
             org.people.clone(),
             org.teams.clone(),
@@ -93,7 +96,10 @@ impl Ports {
             forms: crate::forms::FormPorts::in_memory(org.people.clone()),
             jobs: crate::jobs::JobPorts::in_memory(),
             messaging: crate::messaging::MessagingPorts::in_memory(org.people.clone()),
-            webhooks: Arc::new(InMemoryWebhookRepository::new()),
+            webhook_deliveries: crate::webhooks::deliveries::DeliveryPorts::in_memory(
+                webhooks.clone(),
+            ),
+            webhooks,
             workflows: crate::workflows::WorkflowPorts::in_memory(),
             labels: labels.labels,
             featured: labels.featured,
@@ -141,6 +147,10 @@ impl Ports {
         let db = TestDb::new().await;
         let database = Database::connect(&db.url, 4).expect("pool");
         let (orgs, snapshots) = wrap(Arc::new(PgOrgRepository::new(database.clone())));
+        let webhook_endpoints = teamcomm_store_pg::PgWebhookRepository::new(
+            database.clone(),
+            teamcomm_store_pg::PlatformSecretKey::derive(&[7; 32]).expect("a long key"),
+        );
         Ports {
             orgs,
             snapshots,
@@ -159,10 +169,12 @@ impl Ports {
             rounds: crate::rounds::RoundPorts::postgres(database.clone(), &db.url),
             messaging: crate::messaging::MessagingPorts::postgres(database.clone(), &db.url),
             workflows: crate::workflows::WorkflowPorts::postgres(database.clone()),
-            webhooks: Arc::new(teamcomm_store_pg::PgWebhookRepository::new(
+            webhooks: Arc::new(webhook_endpoints.clone()),
+            webhook_deliveries: crate::webhooks::deliveries::DeliveryPorts::postgres(
                 database.clone(),
-                teamcomm_store_pg::PlatformSecretKey::derive(&[7; 32]).expect("a long key"),
-            )),
+                webhook_endpoints,
+                &db.url,
+            ),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

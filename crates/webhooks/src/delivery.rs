@@ -5,9 +5,11 @@
 //!   number of servers: the store claims them with `FOR UPDATE SKIP LOCKED` and marks them
 //!   relayed) and, in the same transaction, writes a [`WebhookDelivery`] and a
 //!   `webhook_delivery` job per endpoint the event goes to ([`subscribed`]).
-//! * The worker ([`WebhookWorker::run_once`]) claims those jobs and sends the stored payload
-//!   (the event's documented payload, with its id and time) through the [`WebhookSender`],
-//!   `webhook-id` being the event id on every attempt. 2xx: delivered. 410: the endpoint is
+//! * The worker ([`WebhookWorker::run_once`]) claims those jobs, reads their deliveries in one
+//!   go ([`DeliveryRepository::deliveries_work`]) and sends each stored payload (the event's
+//!   documented payload, with its id and time) through the [`WebhookSender`], `webhook-id`
+//!   being the event id on every attempt; the batch's attempts are recorded and their jobs
+//!   ended in one write ([`DeliveryRepository::settle`]). 2xx: delivered. 410: the endpoint is
 //!   disabled at once. Anything else (3xx, 4xx, 5xx, timeouts, refused addresses): retried on
 //!   the [`DeliverySettings`] schedule, never sooner than `Retry-After`; after the last attempt
 //!   the delivery ends failed, and an endpoint that has delivered nothing for
@@ -15,6 +17,7 @@
 //! * A disabled endpoint gets no new deliveries; re-enabled, its failed deliveries can be
 //!   replayed ([`DeliveryRepository::replay_failed`]).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -25,7 +28,8 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::{
-    Delivery, DeliveryOutcome, WebhookEndpoint, WebhookId, WebhookRepository, WebhookSender,
+    Delivery, DeliveryOutcome, EndpointSecrets, WebhookEndpoint, WebhookId, WebhookRepository,
+    WebhookSender,
 };
 
 /// An endpoint none of whose deliveries succeeded for this long (and older than this) is
@@ -110,13 +114,39 @@ pub struct AttemptRecord {
     pub at: OffsetDateTime,
 }
 
-/// What an attempt needs: the delivery, its endpoint, and the payload to send.
+/// What an attempt needs: the delivery, its endpoint and the endpoint's secrets, and the
+/// payload to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeliveryWork {
     pub delivery: WebhookDelivery,
     pub endpoint: WebhookEndpoint,
+    pub secrets: EndpointSecrets,
     /// The event's payload as the outbox holds it (docs/events.md).
     pub payload: Value,
+}
+
+/// An attempt to store: its job, its delivery, what it leaves on the delivery, and how it ends
+/// the job's claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    pub job: ClaimedJob,
+    pub delivery: Uuid,
+    pub record: AttemptRecord,
+    pub end: JobEnd,
+}
+
+/// How an attempt ends its job's claim: the queue's `complete`, `retry` or `fail`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    Complete,
+    /// Queued again, due at `at` (failed instead when that was the job's last attempt).
+    Retry {
+        at: OffsetDateTime,
+        error: String,
+    },
+    Fail {
+        error: String,
+    },
 }
 
 /// Storage of deliveries. Every read and write but the relay takes the `OrgId`.
@@ -134,15 +164,33 @@ pub trait DeliveryRepository: Send + Sync + 'static {
         max_attempts: u32,
     ) -> Result<usize, RepoError>;
 
-    /// The delivery, its endpoint and payload.
-    async fn delivery_work(&self, org: OrgId, id: Uuid) -> Result<DeliveryWork, RepoError>;
+    /// The deliveries asked for (each by its organization and id), each with its endpoint, the
+    /// endpoint's secrets and the payload, read together (a worker's whole batch at once). A
+    /// delivery not stored, or of another organization, is left out; the order is unspecified.
+    async fn deliveries_work(
+        &self,
+        wanted: &[(OrgId, Uuid)],
+    ) -> Result<Vec<DeliveryWork>, RepoError>;
 
+    /// Records an attempt on the delivery (`NotFound` without it).
     async fn record_attempt(
         &self,
         org: OrgId,
         id: Uuid,
         record: &AttemptRecord,
     ) -> Result<(), RepoError>;
+
+    /// Records each attempt on its delivery and ends its job's claim as its `end` says, all in
+    /// one transaction (a worker's whole batch at once): the queue's `complete` or `fail` at
+    /// `now`, or `retry`, each fenced by the claimed attempt as [`JobQueue`] fences them. An
+    /// attempt is recorded whether or not its claim still held (a delivery since deleted is no
+    /// error). Answers, in order, whether each job's claim held: `false` when another worker
+    /// had taken the job over (the job is left to it).
+    async fn settle(
+        &self,
+        settlements: &[Settlement],
+        now: OffsetDateTime,
+    ) -> Result<Vec<bool>, RepoError>;
 
     /// The endpoint's newest successful delivery's time.
     async fn last_delivered_at(
@@ -231,13 +279,6 @@ pub struct WebhookRunSummary {
     pub lost: usize,
 }
 
-/// What became of a job's attempt, for the queue.
-enum Settle {
-    Complete,
-    Retry(OffsetDateTime, String),
-    Fail(String),
-}
-
 /// Relays outbox events to deliveries and delivers them.
 #[derive(Clone)]
 pub struct WebhookWorker {
@@ -271,8 +312,8 @@ impl WebhookWorker {
         }
     }
 
-    /// Claims up to a batch of due `webhook_delivery` jobs and runs them, up to `concurrency`
-    /// at once. `jitter` draws in `[0, 1)` for the backoff.
+    /// Claims up to a batch of due `webhook_delivery` jobs, reads their deliveries in one go,
+    /// and runs them, up to `concurrency` at once. `jitter` draws in `[0, 1)` for the backoff.
     pub async fn run_once(
         &self,
         now: OffsetDateTime,
@@ -290,29 +331,67 @@ impl WebhookWorker {
                 self.settings.lease,
             )
             .await?;
+        if jobs.is_empty() {
+            return Ok(WebhookRunSummary::default());
+        }
+        let wanted: Vec<(OrgId, Uuid)> = jobs
+            .iter()
+            .filter_map(|job| delivery_id(job).map(|id| (job.org_id, id)))
+            .collect();
+        // One read for the batch; when it fails, every job is retried as a store failure.
+        let works: Result<HashMap<Uuid, DeliveryWork>, RepoError> = self
+            .ports
+            .deliveries
+            .deliveries_work(&wanted)
+            .await
+            .map(|all| all.into_iter().map(|w| (w.delivery.id, w)).collect());
         let draws: Vec<f64> = jobs.iter().map(|_| jitter()).collect();
         let mut waiting = jobs.iter().zip(draws);
         let mut running = FuturesUnordered::new();
         for (job, draw) in waiting.by_ref().take(self.settings.concurrency.max(1)) {
-            running.push(self.run_job(job, now, draw));
+            running.push(self.run_job(job, &works, now, draw));
         }
         let mut summary = WebhookRunSummary {
             claimed: jobs.len(),
             ..WebhookRunSummary::default()
         };
         let mut first_error = None;
+        let mut settlements = Vec::new();
+        let mut exhausted = Vec::new();
         while let Some(result) = running.next().await {
             match result {
-                Ok(Some(Settle::Complete)) => summary.delivered += 1,
-                Ok(Some(Settle::Retry(..))) => summary.retried += 1,
-                Ok(Some(Settle::Fail(_))) => summary.failed += 1,
-                Ok(None) => summary.lost += 1,
+                Ok(Ran::Attempted(attempted)) => {
+                    let (settlement, last) = *attempted;
+                    settlements.push(settlement);
+                    exhausted.push(last);
+                }
+                Ok(Ran::Ended(end)) => summary.count(Some(&end)),
+                Ok(Ran::Lost) => summary.count(None),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
             }
             if let Some((job, draw)) = waiting.next() {
-                running.push(self.run_job(job, now, draw));
+                running.push(self.run_job(job, &works, now, draw));
+            }
+        }
+        // The batch's attempts recorded and their jobs ended in one write. Should it fail, the
+        // jobs go back to the queue when their lease ends, and are attempted again.
+        if !settlements.is_empty() {
+            match self.ports.deliveries.settle(&settlements, now).await {
+                Ok(held) => {
+                    for ((s, last), held) in settlements.iter().zip(exhausted).zip(held) {
+                        summary.count(held.then_some(&s.end));
+                        if let Some(last) = last
+                            && let Err(e) = self.disable_if_failing(s.job.org_id, last, now).await
+                        {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
         match first_error {
@@ -321,63 +400,122 @@ impl WebhookWorker {
         }
     }
 
-    /// Runs one job and settles it; `None` when another worker had taken it over.
+    /// Runs one job's attempt: its settlement to write, or how the job already ended.
     async fn run_job(
         &self,
         job: &ClaimedJob,
+        works: &Result<HashMap<Uuid, DeliveryWork>, RepoError>,
         now: OffsetDateTime,
         draw: f64,
-    ) -> Result<Option<Settle>, RepoError> {
-        let settle = match self.attempt(job, now, draw).await {
-            Ok(settle) => settle,
-            Err(e) if job.attempt < job.max_attempts => {
-                let delay = self.settings.backoff.delay(job.attempt, None, draw);
-                Settle::Retry(now + delay, format!("store: {e}"))
-            }
-            Err(e) => Settle::Fail(format!("store: {e}")),
+    ) -> Result<Ran, RepoError> {
+        let attempted = match works {
+            Ok(works) => self.attempt(job, works, now, draw).await,
+            Err(e) => Err(e.clone()),
         };
+        let e = match attempted {
+            Ok(ran) => return Ok(ran),
+            Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => {
+                return Ok(Ran::Lost);
+            }
+            Err(e) => e,
+        };
+        // A store failure before the attempt was made or recorded: the job alone is ended, so
+        // the attempt is made again (the delivery is still pending).
+        let error = format!("store: {e}");
         let queue = &self.ports.queue;
-        let done = match &settle {
-            Settle::Complete => queue.complete(job, now).await,
-            Settle::Retry(at, error) => queue.retry(job, *at, error).await,
-            Settle::Fail(error) => queue.fail(job, now, error).await,
+        let (end, done) = if job.attempt < job.max_attempts {
+            let at = now + self.settings.backoff.delay(job.attempt, None, draw);
+            let done = queue.retry(job, at, &error).await;
+            (JobEnd::Retry { at, error }, done)
+        } else {
+            let done = queue.fail(job, now, &error).await;
+            (JobEnd::Fail { error }, done)
         };
         match done {
-            Ok(()) => Ok(Some(settle)),
-            Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => Ok(None),
+            Ok(()) => Ok(Ran::Ended(end)),
+            Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => Ok(Ran::Lost),
             Err(e) => Err(e),
         }
     }
 
-    /// One attempt of a job's delivery, recorded on the delivery.
+    /// The settlement of an attempt, to write with the batch's.
+    fn settlement(
+        job: &ClaimedJob,
+        delivery: Uuid,
+        record: AttemptRecord,
+        end: JobEnd,
+        last: Option<Exhausted>,
+    ) -> Ran {
+        Ran::Attempted(Box::new((
+            Settlement {
+                job: job.clone(),
+                delivery,
+                record,
+                end,
+            },
+            last,
+        )))
+    }
+
+    /// After a delivery's last attempt failed: disables its endpoint when none of its
+    /// deliveries succeeded for [`DISABLE_AFTER`] (and it is older than that).
+    async fn disable_if_failing(
+        &self,
+        org: OrgId,
+        exhausted: Exhausted,
+        now: OffsetDateTime,
+    ) -> Result<(), RepoError> {
+        let last_success = self
+            .ports
+            .deliveries
+            .last_delivered_at(org, exhausted.endpoint)
+            .await?;
+        let since = last_success.unwrap_or(exhausted.endpoint_created_at);
+        if now - since >= DISABLE_AFTER {
+            let reason = format!(
+                "no delivery succeeded for {} days; the last one failed: {}",
+                DISABLE_AFTER.whole_days(),
+                exhausted.error
+            );
+            self.ports
+                .deliveries
+                .disable_endpoint(org, exhausted.endpoint, &reason)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// One attempt of a job's delivery: what to record and how the job ends (written with the
+    /// batch's), or how the job already ended; an error is a store failure before the attempt.
     async fn attempt(
         &self,
         job: &ClaimedJob,
+        works: &HashMap<Uuid, DeliveryWork>,
         now: OffsetDateTime,
         draw: f64,
-    ) -> Result<Settle, RepoError> {
+    ) -> Result<Ran, RepoError> {
         let org = job.org_id;
-        let Some(id) = job
-            .payload
-            .get("delivery_id")
-            .and_then(Value::as_str)
-            .and_then(|s| Uuid::parse_str(s).ok())
-        else {
-            return Ok(Settle::Fail("payload names no delivery".into()));
+        let queue = &self.ports.queue;
+        let Some(id) = delivery_id(job) else {
+            let error = "payload names no delivery".to_owned();
+            queue.fail(job, now, &error).await?;
+            return Ok(Ran::Ended(JobEnd::Fail { error }));
         };
-        let work = match self.ports.deliveries.delivery_work(org, id).await {
-            Ok(work) => work,
-            // The endpoint (and its deliveries) was deleted.
-            Err(RepoError::NotFound) => return Ok(Settle::Fail("delivery_not_found".into())),
-            Err(e) => return Err(e),
+        // Not read: the endpoint (and its deliveries) was deleted.
+        let Some(work) = works.get(&id).filter(|w| w.delivery.org_id == org) else {
+            let error = "delivery_not_found".to_owned();
+            queue.fail(job, now, &error).await?;
+            return Ok(Ran::Ended(JobEnd::Fail { error }));
         };
         let DeliveryWork {
             delivery,
             endpoint,
+            secrets,
             payload,
         } = work;
         if delivery.status != DeliveryStatus::Pending {
-            return Ok(Settle::Complete);
+            queue.complete(job, now).await?;
+            return Ok(Ran::Ended(JobEnd::Complete));
         }
         let attempts = delivery.attempts + 1;
         let record = |status, code, error: Option<String>, next| AttemptRecord {
@@ -394,41 +532,39 @@ impl WebhookWorker {
                 attempts: delivery.attempts,
                 ..record(DeliveryStatus::Failed, None, Some(reason.clone()), None)
             };
-            self.ports.deliveries.record_attempt(org, id, &r).await?;
-            return Ok(Settle::Fail(reason));
+            let end = JobEnd::Fail { error: reason };
+            return Ok(Self::settlement(job, id, r, end, None));
         }
-        let secrets = self
-            .ports
-            .endpoints
-            .endpoint_secrets(org, endpoint.id)
-            .await?;
         let outgoing = Delivery {
             url: endpoint.url.clone(),
             message_id: delivery.event_id.to_string(),
             timestamp: now.unix_timestamp(),
-            body: serde_json::to_vec(&payload).unwrap_or_default(),
-            signing_secret: Some(secrets.signing_secret),
-            bearer_token: secrets.bearer_token,
+            body: serde_json::to_vec(payload).unwrap_or_default(),
+            signing_secret: Some(secrets.signing_secret.clone()),
+            bearer_token: secrets.bearer_token.clone(),
         };
         let (code, retry_after, error) = match self.ports.sender.send(&outgoing).await {
             DeliveryOutcome::Delivered { status } => {
                 let r = record(DeliveryStatus::Delivered, Some(status), None, None);
-                self.ports.deliveries.record_attempt(org, id, &r).await?;
-                return Ok(Settle::Complete);
+                return Ok(Self::settlement(job, id, r, JobEnd::Complete, None));
             }
             DeliveryOutcome::Gone => {
+                // Disabled first: should that fail, the job is retried with the delivery
+                // still pending, and the next attempt meets the 410 again.
+                self.ports
+                    .deliveries
+                    .disable_endpoint(org, endpoint.id, GONE_REASON)
+                    .await?;
                 let r = record(
                     DeliveryStatus::Failed,
                     Some(410),
                     Some(GONE_REASON.into()),
                     None,
                 );
-                self.ports.deliveries.record_attempt(org, id, &r).await?;
-                self.ports
-                    .deliveries
-                    .disable_endpoint(org, endpoint.id, GONE_REASON)
-                    .await?;
-                return Ok(Settle::Fail(GONE_REASON.into()));
+                let end = JobEnd::Fail {
+                    error: GONE_REASON.into(),
+                };
+                return Ok(Self::settlement(job, id, r, end, None));
             }
             DeliveryOutcome::Failed {
                 status,
@@ -448,29 +584,58 @@ impl WebhookWorker {
                 Some(error.clone()),
                 Some(next),
             );
-            self.ports.deliveries.record_attempt(org, id, &r).await?;
-            return Ok(Settle::Retry(next, error));
+            let end = JobEnd::Retry { at: next, error };
+            return Ok(Self::settlement(job, id, r, end, None));
         }
         let r = record(DeliveryStatus::Failed, code, Some(error.clone()), None);
-        self.ports.deliveries.record_attempt(org, id, &r).await?;
-        let last_success = self
-            .ports
-            .deliveries
-            .last_delivered_at(org, endpoint.id)
-            .await?;
-        let since = last_success.unwrap_or(endpoint.created_at);
-        if now - since >= DISABLE_AFTER {
-            let reason = format!(
-                "no delivery succeeded for {} days; the last one failed: {error}",
-                DISABLE_AFTER.whole_days()
-            );
-            self.ports
-                .deliveries
-                .disable_endpoint(org, endpoint.id, &reason)
-                .await?;
-        }
-        Ok(Settle::Fail(error))
+        let end = JobEnd::Fail {
+            error: error.clone(),
+        };
+        let exhausted = Exhausted {
+            endpoint: endpoint.id,
+            endpoint_created_at: endpoint.created_at,
+            error,
+        };
+        Ok(Self::settlement(job, id, r, end, Some(exhausted)))
     }
+}
+
+/// What running a job came to.
+enum Ran {
+    /// An attempt to write with the batch's, and its endpoint to check when that was the
+    /// delivery's last attempt.
+    Attempted(Box<(Settlement, Option<Exhausted>)>),
+    /// The job was ended on its own (nothing to attempt, or a store failure).
+    Ended(JobEnd),
+    /// Another worker had taken the job over.
+    Lost,
+}
+
+impl WebhookRunSummary {
+    /// Counts a job that ended as `end`, or was lost (`None`).
+    fn count(&mut self, end: Option<&JobEnd>) {
+        match end {
+            Some(JobEnd::Complete) => self.delivered += 1,
+            Some(JobEnd::Retry { .. }) => self.retried += 1,
+            Some(JobEnd::Fail { .. }) => self.failed += 1,
+            None => self.lost += 1,
+        }
+    }
+}
+
+/// A delivery out of attempts: its endpoint, and what the last attempt met.
+struct Exhausted {
+    endpoint: WebhookId,
+    endpoint_created_at: OffsetDateTime,
+    error: String,
+}
+
+/// The delivery a job's payload names.
+fn delivery_id(job: &ClaimedJob) -> Option<Uuid> {
+    job.payload
+        .get("delivery_id")
+        .and_then(Value::as_str)
+        .and_then(|s| Uuid::parse_str(s).ok())
 }
 
 #[cfg(test)]

@@ -19,8 +19,8 @@ pub mod signing;
 pub mod testing;
 
 pub use delivery::{
-    AttemptRecord, DeliveryRepository, DeliverySettings, DeliveryStatus, DeliveryWork,
-    WebhookDelivery, WebhookRunSummary, WebhookWorker, WebhookWorkerPorts,
+    AttemptRecord, DeliveryRepository, DeliverySettings, DeliveryStatus, DeliveryWork, JobEnd,
+    Settlement, WebhookDelivery, WebhookRunSummary, WebhookWorker, WebhookWorkerPorts,
 };
 pub use guard::{AllowList, Refusal};
 pub use model::{

@@ -9,13 +9,16 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use serde_json::json;
 use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
-use teamcomm_kernel::jobs::{JobKind, NewJob};
+use teamcomm_kernel::jobs::{JOB_LEASE, JobKind, JobQueue, NewJob};
 use teamcomm_kernel::{Event, OrgId, Page, PageRequest, RepoError, UserId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::delivery::subscribed;
-use crate::{AttemptRecord, DeliveryRepository, DeliveryStatus, DeliveryWork, WebhookDelivery};
+use crate::{
+    AttemptRecord, DeliveryRepository, DeliveryStatus, DeliveryWork, JobEnd, Settlement,
+    WebhookDelivery,
+};
 use crate::{
     Delivery, DeliveryOutcome, EndpointSecrets, HostResolver, NewWebhookEndpoint, WebhookEndpoint,
     WebhookId, WebhookRepository, WebhookSender,
@@ -284,29 +287,48 @@ impl DeliveryRepository for InMemoryWebhookRepository {
         Ok(relayed)
     }
 
-    async fn delivery_work(&self, org: OrgId, id: Uuid) -> Result<DeliveryWork, RepoError> {
-        let delivery = self
-            .deliveries
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|d| d.org_id == org && d.id == id)
-            .cloned()
-            .ok_or(RepoError::NotFound)?;
-        let endpoint = self.get_endpoint(org, delivery.endpoint_id).await?;
-        let payload = self
-            .events
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|(e, _)| e.id == delivery.event_id)
-            .map(|(e, _)| e.payload())
-            .ok_or(RepoError::NotFound)?;
-        Ok(DeliveryWork {
-            delivery,
-            endpoint,
-            payload,
-        })
+    async fn deliveries_work(
+        &self,
+        wanted: &[(OrgId, Uuid)],
+    ) -> Result<Vec<DeliveryWork>, RepoError> {
+        let found: Vec<WebhookDelivery> = {
+            let deliveries = self.deliveries.lock().unwrap();
+            wanted
+                .iter()
+                .filter_map(|(org, id)| {
+                    deliveries
+                        .iter()
+                        .find(|d| d.org_id == *org && d.id == *id)
+                        .cloned()
+                })
+                .collect()
+        };
+        let mut works = Vec::new();
+        for delivery in found {
+            let org = delivery.org_id;
+            let (endpoint, secrets) = match (
+                self.get_endpoint(org, delivery.endpoint_id).await,
+                self.endpoint_secrets(org, delivery.endpoint_id).await,
+            ) {
+                (Ok(e), Ok(s)) => (e, s),
+                _ => continue,
+            };
+            let payload = self
+                .events
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(e, _)| e.id == delivery.event_id)
+                .map(|(e, _)| e.payload());
+            let Some(payload) = payload else { continue };
+            works.push(DeliveryWork {
+                delivery,
+                endpoint,
+                secrets,
+                payload,
+            });
+        }
+        Ok(works)
     }
 
     async fn record_attempt(
@@ -330,6 +352,39 @@ impl DeliveryRepository for InMemoryWebhookRepository {
         }
         d.updated_at = record.at;
         Ok(())
+    }
+
+    async fn settle(
+        &self,
+        settlements: &[Settlement],
+        now: OffsetDateTime,
+    ) -> Result<Vec<bool>, RepoError> {
+        let mut held = Vec::with_capacity(settlements.len());
+        for s in settlements {
+            // The record first, then the job: the record stands whatever the queue answers,
+            // and a delivery since deleted is no error (as the Postgres adapter's statement).
+            match self
+                .record_attempt(s.job.org_id, s.delivery, &s.record)
+                .await
+            {
+                Ok(()) | Err(RepoError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+            let job = &s.job;
+            let ended = match &s.end {
+                JobEnd::Complete => self.queue.complete(job, now).await,
+                JobEnd::Retry { at, error } => self.queue.retry(job, *at, error).await,
+                JobEnd::Fail { error } => self.queue.fail(job, now, error).await,
+            };
+            match ended {
+                Ok(()) => held.push(true),
+                Err(RepoError::Conflict { constraint }) if constraint == JOB_LEASE => {
+                    held.push(false)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(held)
     }
 
     async fn last_delivered_at(

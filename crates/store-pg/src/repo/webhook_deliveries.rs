@@ -1,16 +1,20 @@
 //! SQL of webhook deliveries (`webhook_deliveries`): the relay from the outbox (events claimed
 //! with `FOR UPDATE SKIP LOCKED`, marked relayed, and their deliveries and jobs written in the
-//! same statement), the worker's reads and writes, and replays.
+//! same statement), the worker's reads (a batch's deliveries at once) and writes (a batch's
+//! attempts and their jobs' ends in one statement), and replays.
+
+use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Int4, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use serde_json::Value;
+use teamcomm_kernel::jobs::JobState;
 use teamcomm_kernel::{EventType, OrgId, Page, PageRequest, RepoError, WireEnum};
 use teamcomm_webhooks::{
-    AttemptRecord, DeliveryRepository, DeliveryStatus, DeliveryWork, WebhookDelivery, WebhookId,
-    WebhookRepository,
+    AttemptRecord, DeliveryRepository, DeliveryStatus, DeliveryWork, EndpointSecrets, JobEnd,
+    Settlement, WebhookDelivery, WebhookEndpoint, WebhookId, WebhookRepository,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -158,6 +162,159 @@ fn attempts_sql(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
+/// A batch's attempts recorded and their jobs ended in one statement (one round trip and one
+/// commit for the batch, prepared once per connection: the text never changes). `p` holds one
+/// row per attempt (the arrays, one per column). `job` ends each claim as `PgJobQueue` does
+/// (`repo/jobs.rs`): fenced by the claimed attempt and `running`; `done` or `failed` at
+/// `now`, or, for a retry, `queued` again at `run_at` (`failed` when that was the last
+/// attempt); `last_error` kept when none is given. `recorded` writes each attempt on its
+/// delivery whether or not its fence held. The answer: the jobs whose fence held.
+struct Settle<'a> {
+    job_ids: Vec<Uuid>,
+    job_attempts: Vec<i32>,
+    /// `done`, `failed`, or `retry`.
+    ends: Vec<&'static str>,
+    run_at: Vec<Option<OffsetDateTime>>,
+    job_errors: Vec<Option<&'a str>>,
+    now: OffsetDateTime,
+    orgs: Vec<Uuid>,
+    deliveries: Vec<Uuid>,
+    statuses: Vec<&'static str>,
+    attempts: Vec<i32>,
+    last_status_codes: Vec<Option<i32>>,
+    last_errors: Vec<Option<&'a str>>,
+    next_attempt_at: Vec<Option<OffsetDateTime>>,
+    delivered_at: Vec<Option<OffsetDateTime>>,
+    at: Vec<OffsetDateTime>,
+}
+
+impl<'a> Settle<'a> {
+    fn new(settlements: &'a [Settlement], now: OffsetDateTime) -> Self {
+        let mut q = Settle {
+            job_ids: Vec::with_capacity(settlements.len()),
+            job_attempts: Vec::new(),
+            ends: Vec::new(),
+            run_at: Vec::new(),
+            job_errors: Vec::new(),
+            now,
+            orgs: Vec::new(),
+            deliveries: Vec::new(),
+            statuses: Vec::new(),
+            attempts: Vec::new(),
+            last_status_codes: Vec::new(),
+            last_errors: Vec::new(),
+            next_attempt_at: Vec::new(),
+            delivered_at: Vec::new(),
+            at: Vec::new(),
+        };
+        for s in settlements {
+            let (end, run_at, error) = match &s.end {
+                JobEnd::Complete => (JobState::Done.as_str(), None, None),
+                JobEnd::Retry { at, error } => ("retry", Some(*at), Some(error.as_str())),
+                JobEnd::Fail { error } => (JobState::Failed.as_str(), None, Some(error.as_str())),
+            };
+            let r = &s.record;
+            q.job_ids.push(s.job.id);
+            q.job_attempts.push(attempts_sql(s.job.attempt));
+            q.ends.push(end);
+            q.run_at.push(run_at);
+            q.job_errors.push(error);
+            q.orgs.push(s.job.org_id.0);
+            q.deliveries.push(s.delivery);
+            q.statuses.push(r.status.as_str());
+            q.attempts.push(attempts_sql(r.attempts));
+            q.last_status_codes.push(r.last_status_code.map(i32::from));
+            q.last_errors.push(r.last_error.as_deref());
+            q.next_attempt_at.push(r.next_attempt_at);
+            q.delivered_at
+                .push((r.status == DeliveryStatus::Delivered).then_some(r.at));
+            q.at.push(r.at);
+        }
+        q
+    }
+}
+
+impl diesel::query_builder::QueryId for Settle<'_> {
+    type QueryId = Settle<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl diesel::query_builder::Query for Settle<'_> {
+    type SqlType = SqlUuid;
+}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for Settle<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        out.push_sql("WITH p AS MATERIALIZED (SELECT * FROM unnest(");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.job_ids)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Int4>, _>(&self.job_attempts)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.ends)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.run_at)?;
+        out.push_sql("::timestamptz[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.job_errors)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.orgs)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.deliveries)?;
+        out.push_sql("::uuid[], ");
+        out.push_bind_param::<Array<Text>, _>(&self.statuses)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Int4>, _>(&self.attempts)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Nullable<Int4>>, _>(&self.last_status_codes)?;
+        out.push_sql("::integer[], ");
+        out.push_bind_param::<Array<Nullable<Text>>, _>(&self.last_errors)?;
+        out.push_sql("::text[], ");
+        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.next_attempt_at)?;
+        out.push_sql("::timestamptz[], ");
+        out.push_bind_param::<Array<Nullable<Timestamptz>>, _>(&self.delivered_at)?;
+        out.push_sql("::timestamptz[], ");
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.at)?;
+        out.push_sql(
+            "::timestamptz[]) AS p(job_id, job_attempt, job_end, run_at, job_error, org, \
+               delivery, status, attempts, last_status_code, last_error, next_attempt_at, \
+               delivered_at, at)), \
+             job AS ( \
+               UPDATE jobs j SET \
+                 state = CASE WHEN p.job_end <> 'retry' THEN p.job_end \
+                              WHEN j.attempt >= j.max_attempts THEN 'failed' ELSE 'queued' END, \
+                 run_at = CASE WHEN p.job_end = 'retry' AND j.attempt < j.max_attempts \
+                               THEN p.run_at ELSE j.run_at END, \
+                 finished_at = CASE WHEN p.job_end = 'retry' AND j.attempt < j.max_attempts \
+                                    THEN NULL ELSE ",
+        );
+        out.push_bind_param::<Timestamptz, _>(&self.now)?;
+        out.push_sql(
+            "::timestamptz END, \
+                 lease_until = NULL, \
+                 last_error = COALESCE(p.job_error, j.last_error), \
+                 updated_at = ",
+        );
+        out.push_bind_param::<Timestamptz, _>(&self.now)?;
+        out.push_sql(
+            "::timestamptz \
+               FROM p \
+               WHERE j.id = p.job_id AND j.attempt = p.job_attempt AND j.state = 'running' \
+               RETURNING j.id), \
+             recorded AS ( \
+               UPDATE webhook_deliveries d SET \
+                 status = p.status, attempts = p.attempts, last_status_code = p.last_status_code, \
+                 last_error = p.last_error, next_attempt_at = p.next_attempt_at, \
+                 delivered_at = p.delivered_at, updated_at = p.at \
+               FROM p \
+               WHERE d.organization_id = p.org AND d.id = p.delivery) \
+             SELECT id FROM job",
+        );
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl DeliveryRepository for PgWebhookDeliveries {
     async fn relay(
@@ -178,30 +335,64 @@ impl DeliveryRepository for PgWebhookDeliveries {
         Ok(usize::try_from(count_from(found.n)?).unwrap_or(usize::MAX))
     }
 
-    async fn delivery_work(&self, org: OrgId, id: Uuid) -> Result<DeliveryWork, RepoError> {
-        let (row, payload): (DeliveryRow, Value) = {
+    async fn deliveries_work(
+        &self,
+        wanted: &[(OrgId, Uuid)],
+    ) -> Result<Vec<DeliveryWork>, RepoError> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<Uuid> = wanted.iter().map(|(_, id)| *id).collect();
+        let rows: Vec<(DeliveryRow, Value)> = {
             let mut conn = self.db.conn().await?;
             webhook_deliveries::table
                 .inner_join(
                     outbox_events::table.on(outbox_events::id.eq(webhook_deliveries::event_id)),
                 )
-                .filter(webhook_deliveries::organization_id.eq(org.0))
-                .filter(webhook_deliveries::id.eq(id))
+                .filter(webhook_deliveries::id.eq_any(&ids))
                 .select((DeliveryRow::as_select(), outbox_events::payload))
-                .first(&mut conn)
+                .load(&mut conn)
                 .await
                 .map_err(db_error)?
         };
-        let delivery = WebhookDelivery::try_from(row)?;
-        let endpoint = self
-            .endpoints
-            .get_endpoint(org, delivery.endpoint_id)
-            .await?;
-        Ok(DeliveryWork {
-            delivery,
-            endpoint,
-            payload,
-        })
+        // Each endpoint (and its secrets) read once for the batch.
+        let mut endpoints: HashMap<(OrgId, WebhookId), Option<(WebhookEndpoint, EndpointSecrets)>> =
+            HashMap::new();
+        let mut works = Vec::with_capacity(rows.len());
+        for (row, payload) in rows {
+            let delivery = WebhookDelivery::try_from(row)?;
+            let org = delivery.org_id;
+            if !wanted.contains(&(org, delivery.id)) {
+                continue;
+            }
+            let key = (org, delivery.endpoint_id);
+            let endpoint = match endpoints.get(&key) {
+                Some(found) => found.clone(),
+                None => {
+                    let found = match self.endpoints.get_endpoint(org, key.1).await {
+                        Ok(endpoint) => {
+                            let secrets = self.endpoints.endpoint_secrets(org, key.1).await?;
+                            Some((endpoint, secrets))
+                        }
+                        Err(RepoError::NotFound) => None,
+                        Err(e) => return Err(e),
+                    };
+                    endpoints.insert(key, found.clone());
+                    found
+                }
+            };
+            // Deleted meanwhile (its deliveries with it).
+            let Some((endpoint, secrets)) = endpoint else {
+                continue;
+            };
+            works.push(DeliveryWork {
+                delivery,
+                endpoint,
+                secrets,
+                payload,
+            });
+        }
+        Ok(works)
     }
 
     async fn record_attempt(
@@ -233,6 +424,27 @@ impl DeliveryRepository for PgWebhookDeliveries {
             return Err(RepoError::NotFound);
         }
         Ok(())
+    }
+
+    async fn settle(
+        &self,
+        settlements: &[Settlement],
+        now: OffsetDateTime,
+    ) -> Result<Vec<bool>, RepoError> {
+        if settlements.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.db.conn().await?;
+        let held: HashSet<Uuid> = Settle::new(settlements, now)
+            .load::<Uuid>(&mut conn)
+            .await
+            .map_err(db_error)?
+            .into_iter()
+            .collect();
+        Ok(settlements
+            .iter()
+            .map(|s| held.contains(&s.job.id))
+            .collect())
     }
 
     async fn last_delivered_at(
