@@ -28,6 +28,16 @@
 # other one to a person by DM, the rest to one room) are queued, and the clock runs until every
 # delivery is `delivered` (both servers' delivery loops work the queue, as servers sharing a
 # database do). Before the rounds, so no backlog of the other cases' jobs is in the queue.
+# webhooks (target: >= 2,000 deliveries/s): webhook deliveries per second to a local receiver,
+# and the time from a kudos being posted to its webhook arriving (p50, p99). Run once, before
+# the rounds, by scripts/bench_webhooks.py with the receiver
+# crates/webhook-http/examples/bench_receiver.rs (built here in release): an endpoint for
+# kudos.posted at the receiver (plain http to 127.0.0.1, allowed by
+# TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS), then BENCH_WEBHOOK_RUNS rounds of BENCH_WEBHOOK_EVENTS
+# kudos events copied into the outbox by one SQL statement and delivered by both servers (the
+# rate: first to last arrival, every delivery `delivered`), and BENCH_WEBHOOK_KUDOS kudos posted
+# one at a time (latency: the post's send to its webhook's arrival). The report gives the median
+# of the rounds.
 #
 # Small machines are noisy (the same case moved between 83% and 98% of the floor from one run to
 # the next on 2 cores), so the cases run interleaved for BENCH_ROUNDS rounds (floor, me, users,
@@ -51,6 +61,10 @@
 #   BENCH_MATRIX_MESSAGES   messages of delivered_matrix (default 2000)
 #   BENCH_MATRIX_PEOPLE     people they go to by DM (default 20)
 #   TEAMCOMM_TEST_SYNAPSE_PYTHON  the Synapse venv's python (default: what install-synapse.sh prints)
+#   BENCH_SKIP_WEBHOOKS=1   skip the webhooks case (and the receiver's build)
+#   BENCH_WEBHOOK_EVENTS    events delivered per throughput round (default 20000)
+#   BENCH_WEBHOOK_KUDOS     kudos posted per latency round (default 100)
+#   BENCH_WEBHOOK_RUNS      rounds of the webhooks case (default 3)
 #   CARGO_TARGET_DIR   default $HOME/.cache/teamcomm-target
 set -euo pipefail
 
@@ -86,6 +100,14 @@ MATRIX_MESSAGES="${BENCH_MATRIX_MESSAGES:-2000}"
 MATRIX_PEOPLE="${BENCH_MATRIX_PEOPLE:-20}"
 [[ $MATRIX_MESSAGES =~ ^[1-9][0-9]*$ && $MATRIX_MESSAGES -ge 2 ]] || { echo "bench: BENCH_MATRIX_MESSAGES must be a whole number of at least 2" >&2; exit 1; }
 [[ $MATRIX_PEOPLE =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_MATRIX_PEOPLE must be a positive whole number" >&2; exit 1; }
+SKIP_WEBHOOKS="${BENCH_SKIP_WEBHOOKS:-0}"
+WEBHOOK_EVENTS="${BENCH_WEBHOOK_EVENTS:-20000}"
+WEBHOOK_KUDOS="${BENCH_WEBHOOK_KUDOS:-100}"
+WEBHOOK_RUNS="${BENCH_WEBHOOK_RUNS:-3}"
+for v in WEBHOOK_EVENTS WEBHOOK_KUDOS WEBHOOK_RUNS; do
+    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_$v must be a positive whole number" >&2; exit 1; }
+done
+RECEIVER_BIN="$CARGO_TARGET_DIR/release/examples/bench_receiver"
 # Hourly budget given to every rate-limit scope of the bench server: far above what wrk can send.
 RATE_LIMIT=1000000000
 
@@ -131,8 +153,13 @@ fi
 if [[ ${BENCH_SKIP_BUILD:-0} != 1 ]]; then
     log "building release binary (target dir $CARGO_TARGET_DIR)"
     cargo build --release -p teamcomm-api
+    if [[ $SKIP_WEBHOOKS != 1 ]]; then
+        log "building the webhook receiver (crates/webhook-http/examples/bench_receiver.rs)"
+        cargo build --release -p teamcomm-webhook-http --example bench_receiver
+    fi
 fi
 [[ -x $BIN ]] || die "no binary at $BIN"
+[[ $SKIP_WEBHOOKS == 1 || -x $RECEIVER_BIN ]] || die "no webhook receiver at $RECEIVER_BIN"
 
 # ------------------------------------------------------------------------------ database
 
@@ -194,6 +221,8 @@ BENCH_ENV=(
     DATABASE_URL="$BENCH_DATABASE_URL"
     TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN"
     TEAMCOMM_PLATFORM_SECRET_KEY="$PLATFORM_SECRET_KEY"
+    # The webhooks case's receiver listens on plain http on loopback.
+    TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS=127.0.0.1
     "${LIMITS[@]}"
     RUST_LOG=warn
 )
@@ -545,6 +574,30 @@ fi
 # The value of NAME=VALUE in the delivered_matrix result line.
 matrix_field() { tr ' ' '\n' <<<"$MATRIX_RESULT" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
 
+# webhooks: once, before the rounds (see the top of this file and bench_webhooks.py). The kudos
+# are given by members of the demo organization (10 a day each) to its admin.
+WEBHOOK_RESULT=""
+if [[ $SKIP_WEBHOOKS != 1 ]]; then
+    givers=$(((WEBHOOK_KUDOS * WEBHOOK_RUNS + 1 + 9) / 10))
+    log "webhooks: keys of $givers kudos givers"
+    WEBHOOK_KEYS=""
+    for user in $(psql_bench -c "SELECT id FROM users WHERE organization_id = '$ORG' AND role = 'member' ORDER BY id OFFSET $((2 * RESPONDENTS)) LIMIT $givers"); do
+        k="$(env "${BENCH_ENV[@]}" "$BIN" admin create-api-key "$user" --name bench-kudos 2>>"$WORK/admin.stderr" |
+            grep -oE 'tck_[0-9A-Za-z]{38}' | head -n 1 || true)"
+        [[ -n $k ]] || die "teamcomm admin create-api-key gave no key: $(tail -n 5 "$WORK/admin.stderr")"
+        WEBHOOK_KEYS+="$k "
+    done
+    WEBHOOK_RESULT="$(env BENCH_BASE="$BASE" BENCH_KEY="$KEY" BENCH_WEBHOOK_KEYS="$WEBHOOK_KEYS" \
+        BENCH_KUDOS_RECEIVER="$ADMIN_UUID" BENCH_DATABASE_URL="$BENCH_DATABASE_URL" \
+        BENCH_RECEIVER_BIN="$RECEIVER_BIN" BENCH_SERVER_PIDS="${SERVER_PIDS[*]}" \
+        BENCH_WEBHOOK_EVENTS="$WEBHOOK_EVENTS" BENCH_WEBHOOK_KUDOS="$WEBHOOK_KUDOS" \
+        BENCH_WEBHOOK_RUNS="$WEBHOOK_RUNS" python3 scripts/bench_webhooks.py | tail -n 1)" ||
+        die "the webhooks case failed"
+    log "webhooks: $WEBHOOK_RESULT"
+fi
+# The value of NAME=VALUE in the webhooks result line.
+webhook_field() { tr ' ' '\n' <<<"$WEBHOOK_RESULT" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+
 for round in $(seq 1 "$BENCH_ROUNDS"); do
     log "round $round of $BENCH_ROUNDS"
     bench_round
@@ -605,6 +658,27 @@ if [[ -n $MATRIX_RESULT ]]; then
         "$(matrix_field synapse_cpu)" "$(matrix_field servers_cpu)" "$(matrix_field machine_cpu)" "$(nproc)"
 else
     printf '\ndelivered_matrix: skipped (BENCH_SKIP_MATRIX=1).\n'
+fi
+
+if [[ -n $WEBHOOK_RESULT ]]; then
+    rate="$(webhook_field rate)"
+    verdict="$(awk -v r="$rate" 'BEGIN { print (r >= 2000 ? "ok" : "BELOW TARGET") }')"
+    [[ $verdict == ok ]] || below=1
+    printf '\nwebhooks (target >= 2,000 deliveries/s): %s events a round, %s round(s), both servers delivering to one local receiver:\n' \
+        "$(webhook_field events)" "$(webhook_field runs)"
+    printf '  %s deliveries/s from the first arrival to the last (rounds: %s): %s;\n' "$rate" "$(webhook_field rate_runs)" "$verdict"
+    printf '  %s/s from the outbox insert to the last arrival, relay included (rounds: %s).\n' \
+        "$(webhook_field e2e_rate)" "$(webhook_field e2e_runs)"
+    printf '  kudos posted to its webhook arrived (%s kudos a round): p50 %s ms, p99 %s ms (rounds: p50 %s, p99 %s; max %s ms).\n' \
+        "$(webhook_field kudos)" "$(webhook_field p50_ms)" "$(webhook_field p99_ms)" \
+        "$(webhook_field p50_runs)" "$(webhook_field p99_runs)" "$(webhook_field max_ms)"
+    printf '  signatures checked %s (bad %s), duplicate arrivals %s.\n' \
+        "$(webhook_field verified)" "$(webhook_field bad_signatures)" "$(webhook_field duplicates)"
+    printf '  CPU seconds over the throughput rounds (%s s): both servers %s, PostgreSQL %s, receiver %s, whole machine %s (%s cores).\n' \
+        "$(webhook_field seconds)" "$(webhook_field servers_cpu)" "$(webhook_field postgres_cpu)" \
+        "$(webhook_field receiver_cpu)" "$(webhook_field machine_cpu)" "$(nproc)"
+else
+    printf '\nwebhooks: skipped (BENCH_SKIP_WEBHOOKS=1).\n'
 fi
 
 if [[ $below == 1 && ${BENCH_ENFORCE:-0} == 1 ]]; then
