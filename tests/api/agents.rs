@@ -902,3 +902,72 @@ async fn agent_keys_are_taken_by_the_agent_doors_only() {
     }
     assert_eq!(doors, 9);
 }
+
+#[actix_web::test]
+async fn registration_and_agent_keys_spend_the_agent_budget() {
+    let app = TestApp::builder()
+        .var("TEAMCOMM_RATE_LIMIT_PER_HOUR_AGENT", "2")
+        .spawn()
+        .await;
+    // Per client address: a challenge and a registration, then the address is out of budget.
+    let done = register(&app).await;
+    let r = app
+        .send("GET", "/v1/agent/register/challenge/", &[], None)
+        .await;
+    r.assert_error(429, "throttled");
+    assert!(r.headers.contains_key("retry-after"), "{:?}", r.headers);
+    // The agent key has a budget of its own.
+    let key = done["api_key"].as_str().unwrap();
+    let report = json!({"agent_name": "Claude Code", "content": "x"});
+    for _ in 0..2 {
+        let r = agent(
+            &app,
+            key,
+            "POST",
+            "/v1/agent-reports/",
+            Some(report.clone()),
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    let r = agent(&app, key, "POST", "/v1/agent-reports/", Some(report)).await;
+    r.assert_error(429, "throttled");
+}
+
+#[actix_web::test]
+async fn of_two_racing_claims_one_wins() {
+    let app = TestApp::spawn().await;
+    let done = register(&app).await;
+    let token = done["claim_url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let home = app.create_org("business").await;
+    let (a, _) = person(&app, &home, "member").await;
+    let (b, _) = person(&app, &home, "member").await;
+    let (sa, sb) = (app.session(&a).await, app.session(&b).await);
+    let path = format!("/v1/agent/claim/{token}/");
+    let (ha, hb) = (
+        [("Authorization", sa.as_str())],
+        [("Authorization", sb.as_str())],
+    );
+    let (ra, rb) = tokio::join!(
+        app.send("POST", &path, &ha, None),
+        app.send("POST", &path, &hb, None),
+    );
+    let mut statuses = [ra.status, rb.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 404], "{} / {}", ra.text, rb.text);
+    let org = done["org_uuid"].as_str().unwrap();
+    assert_eq!(
+        scalar(
+            &app,
+            &format!("(SELECT count(*) FROM users WHERE organization_id = '{org}')")
+        )
+        .await,
+        1
+    );
+}
