@@ -72,6 +72,7 @@ macro_rules! contract_gap {
 
 mod ports;
 
+mod agents;
 mod assistant;
 mod channels;
 mod checkins;
