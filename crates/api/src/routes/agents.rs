@@ -285,7 +285,7 @@ pub struct AgentReportBody {
     responses(
         (status = 201, description = "Recorded", body = AgentReportView),
         (status = 400, description = "`params_validation_error` (field map: `agent_name`, `content`, `structured`, `metadata`, `co_authors`)", body = ErrorBody),
-        (status = 429, description = "The agent budget of the hour is spent (`Retry-After`)", body = ErrorBody),
+        (status = 429, description = "`throttled`: the agent budget of the hour is spent (`Retry-After`); `free_plan_daily_limit_exceeded`: a free-plan organization's CLI sessions posted their 50 reports of the UTC day (`Retry-After` up to 00:00 UTC)", body = ErrorBody),
     )
 )]
 #[post("/v1/agent-reports/")]
@@ -787,5 +787,33 @@ pub async fn claim(
         admin_email: claimed.admin.email,
         role: claimed.admin.role.as_str(),
         claimed_at: r.claimed_at.map(iso),
+    }))
+}
+
+/// A fresh claim link.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClaimLinkView {
+    /// `{app_url}/agent/claim/{token}`; the previous link stops working.
+    pub claim_url: String,
+    pub claim_expires_at: String,
+}
+
+#[utoipa::path(
+    tag = "agents",
+    responses(
+        (status = 200, description = "A new claim link for the agent's organization, valid 30 days", body = ClaimLinkView),
+        (status = 403, description = "`insufficient_scope`: not a registered agent's key", body = ErrorBody),
+        (status = 409, description = "`agent_organization_claimed`: the organization is already claimed", body = ErrorBody),
+    )
+)]
+#[post("/v1/agent/claim-token/")]
+pub async fn renew_claim(
+    state: web::Data<AppState>,
+    caller: AgentActor,
+) -> ApiResult<HttpResponse> {
+    let (claim_url, expires_at) = state.agents.renew_claim(&caller.0).await?;
+    Ok(HttpResponse::Ok().json(ClaimLinkView {
+        claim_url,
+        claim_expires_at: iso(expires_at),
     }))
 }

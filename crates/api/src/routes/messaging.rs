@@ -478,6 +478,7 @@ pub struct EmailsQueuedView {
     responses(
         (status = 202, description = "Queued; the delivery worker sends each through the server's SMTP relay (`TEAMCOMM_SMTP_URL`; without one, each e-mail ends `failed` `mail_refused`). Read where each stands at `GET /v1/emails/{id}/`", body = EmailsQueuedView),
         (status = 400, description = "`params_validation_error`, `one_or_more_users_not_found` (`extra.users`)", body = ErrorBody),
+        (status = 429, description = "`throttled`: the hourly `email` budget is spent; `free_plan_daily_limit_exceeded`: a free-plan organization's CLI sessions sent their 20 e-mails of the UTC day (`Retry-After` up to 00:00 UTC, `extra.limit`, `extra.limit_name`)", body = ErrorBody),
     )
 )]
 #[post("/v1/send-email/")]
