@@ -789,4 +789,3 @@ pub async fn claim(
         claimed_at: r.claimed_at.map(iso),
     }))
 }
-
