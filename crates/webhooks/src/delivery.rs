@@ -235,6 +235,10 @@ pub trait DeliveryRepository: Send + Sync + 'static {
 /// below `min(1 min × 2^(n-1), 8 h)` (at least 1 min, at least `Retry-After`). The ceilings
 /// add up to 1 + 2 + … + 256 min + 2 × 8 h ≈ 24.5 h, so a delivery is given up at most about a
 /// day after its first attempt (half that on average, with the full jitter).
+///
+/// A pass claims `batch_size` jobs and sends `concurrency` at once, and records the batch when
+/// its last send ended: with the sender's 15 s limit, the default batch takes at most
+/// 4 × 15 s = 1 min, half the lease, even when every receiver hangs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeliverySettings {
     pub batch_size: usize,
@@ -247,8 +251,8 @@ pub struct DeliverySettings {
 impl Default for DeliverySettings {
     fn default() -> Self {
         DeliverySettings {
-            batch_size: 50,
-            concurrency: 16,
+            batch_size: 100,
+            concurrency: 32,
             lease: Duration::minutes(2),
             backoff: Backoff {
                 base: Duration::minutes(1),
