@@ -221,6 +221,7 @@ pub mod deliveries {
         a_batch_reads_back_with_endpoint_secrets_and_payload_in_its_organization_only,
         settle_records_the_attempts_and_ends_the_jobs_fenced_by_the_claimed_attempt,
         failed_deliveries_replay_and_the_last_success_is_per_endpoint,
+        old_relayed_events_go_with_their_deliveries_unless_one_is_pending,
     );
 
     /// The deliveries port over the same store as `Ports::webhooks`, and what its tests need
@@ -768,5 +769,76 @@ pub mod deliveries {
         d.enable_endpoint(acme.id, ep.id).await.unwrap();
         let on = p.webhooks.get_endpoint(acme.id, ep.id).await.unwrap();
         assert_eq!((on.enabled, on.disabled_reason), (true, None));
+    }
+
+    async fn old_relayed_events_go_with_their_deliveries_unless_one_is_pending(p: Ports) {
+        let acme = p.org("Acme").await;
+        let ep = subscribe(&p, &acme, &[EventType::KudosPosted], &[]).await;
+        let done = event(acme.id, EventType::KudosPosted, None, 1);
+        let waiting = event(acme.id, EventType::KudosPosted, None, 2);
+        p.webhook_deliveries
+            .record(&[done.clone(), waiting.clone()])
+            .await;
+        relay_all(&p, T0).await;
+        let recent = event(acme.id, EventType::KudosPosted, None, 3);
+        p.webhook_deliveries.record(&[recent.clone()]).await;
+        relay_all(&p, T0 + Duration::days(20)).await;
+        let unrelayed = event(acme.id, EventType::KudosPosted, None, 4);
+        p.webhook_deliveries.record(&[unrelayed.clone()]).await;
+
+        let ports = &p.webhook_deliveries.deliveries;
+        let settle = |status| AttemptRecord {
+            status,
+            attempts: 1,
+            last_status_code: Some(200),
+            last_error: None,
+            next_attempt_at: None,
+            at: T0 + Duration::MINUTE,
+        };
+        let of = |e: &Event, all: &[WebhookDelivery]| {
+            all.iter().find(|d| d.event_id == e.id).map(|d| d.id)
+        };
+        let all = deliveries_of(&p, acme.id, ep.id).await;
+        let done_delivery = of(&done, &all).expect("a delivery of the first event");
+        ports
+            .record_attempt(acme.id, done_delivery, &settle(DeliveryStatus::Delivered))
+            .await
+            .unwrap();
+
+        // Ten days on: only the delivered one's event is old and settled.
+        assert_eq!(
+            ports.prune_relayed(T0 + Duration::days(10)).await.unwrap(),
+            1
+        );
+        let left = deliveries_of(&p, acme.id, ep.id).await;
+        assert_eq!(of(&done, &left), None, "its delivery went with it");
+        let waiting_delivery = of(&waiting, &left).expect("a pending delivery holds its event");
+        assert!(of(&recent, &left).is_some());
+        assert_eq!(
+            ports.prune_relayed(T0 + Duration::days(10)).await.unwrap(),
+            0
+        );
+
+        // Once settled (failed), it goes too; the recent one stays until its own time.
+        ports
+            .record_attempt(acme.id, waiting_delivery, &settle(DeliveryStatus::Failed))
+            .await
+            .unwrap();
+        assert_eq!(
+            ports.prune_relayed(T0 + Duration::days(10)).await.unwrap(),
+            1
+        );
+        let left = deliveries_of(&p, acme.id, ep.id).await;
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].event_id, recent.id);
+
+        // An event not yet relayed is never pruned: it is still fanned out later.
+        assert_eq!(
+            ports.prune_relayed(T0 + Duration::days(100)).await.unwrap(),
+            0
+        );
+        relay_all(&p, T0 + Duration::days(100)).await;
+        let left = deliveries_of(&p, acme.id, ep.id).await;
+        assert!(of(&unrelayed, &left).is_some(), "{left:?}");
     }
 }

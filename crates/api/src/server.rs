@@ -160,6 +160,13 @@ pub fn spawn_delivery(
                         tracing::warn!(error = %e, "pruning finished jobs failed; will retry")
                     }
                 }
+                match state.webhook_worker.prune(now).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(pruned = n, "forgot relayed events past retention"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "pruning relayed events failed; will retry")
+                    }
+                }
             }
             let messages = match state.deliver_due().await {
                 Ok(summary) => summary.claimed > 0,

@@ -36,6 +36,10 @@ use crate::{
 /// disabled when one of its deliveries exhausts its attempts.
 pub const DISABLE_AFTER: Duration = Duration::days(5);
 
+/// How long a relayed event (and its deliveries, failed ones included: they are replayable
+/// until then) is kept; [`WebhookWorker::prune`] forgets older ones.
+pub const EVENT_RETENTION: Duration = Duration::days(30);
+
 /// Why a 410 disabled an endpoint.
 pub const GONE_REASON: &str = "the receiver answered 410 Gone";
 
@@ -227,6 +231,10 @@ pub trait DeliveryRepository: Send + Sync + 'static {
         now: OffsetDateTime,
         max_attempts: u32,
     ) -> Result<u64, RepoError>;
+
+    /// Deletes the outbox events relayed before `before`, with their deliveries, unless one of
+    /// those is still pending; answers how many events went.
+    async fn prune_relayed(&self, before: OffsetDateTime) -> Result<u64, RepoError>;
 }
 
 /// The retry schedule and how a pass claims.
@@ -297,6 +305,15 @@ impl WebhookWorker {
 
     pub fn settings(&self) -> DeliverySettings {
         self.settings
+    }
+
+    /// Forgets the events relayed more than [`EVENT_RETENTION`] before `now`, with their
+    /// deliveries (not while one is pending); answers how many events went.
+    pub async fn prune(&self, now: OffsetDateTime) -> Result<u64, RepoError> {
+        self.ports
+            .deliveries
+            .prune_relayed(now - EVENT_RETENTION)
+            .await
     }
 
     /// Fans out new outbox events, a batch at a time until none is left; answers how many.

@@ -305,3 +305,20 @@ async fn a_job_of_a_disabled_endpoint_fails_without_sending() {
     assert_eq!((d.status, d.attempts), (DeliveryStatus::Failed, 0));
     assert_eq!(d.last_error.as_deref(), Some("endpoint_disabled"));
 }
+
+#[tokio::test]
+async fn delivered_events_are_forgotten_after_the_retention() {
+    let w = World::new();
+    let ep = w.endpoint(w.org, &[EventType::KudosPosted], &[], T0).await;
+    w.event(w.org, EventType::KudosPosted, None);
+    assert_eq!(w.pass(T0, 0.5).await.delivered, 1);
+    let kept = T0 + EVENT_RETENTION - Duration::minutes(1);
+    assert_eq!(w.worker.prune(kept).await.unwrap(), 0);
+    assert_eq!(w.delivery_of(ep).status, DeliveryStatus::Delivered);
+    let past = T0 + EVENT_RETENTION + Duration::minutes(1);
+    assert_eq!(w.worker.prune(past).await.unwrap(), 1);
+    assert!(
+        w.repo.deliveries().is_empty(),
+        "the delivery went with its event"
+    );
+}

@@ -2,7 +2,7 @@
 //! an outbox of its own and an [`InMemoryJobQueue`]) and a [`HostResolver`] answering from a
 //! table.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Mutex;
 
@@ -28,8 +28,8 @@ use crate::{
 #[derive(Default)]
 pub struct InMemoryWebhookRepository {
     rows: Mutex<Vec<(WebhookEndpoint, EndpointSecrets)>>,
-    /// The outbox: each event and whether it was relayed.
-    events: Mutex<Vec<(Event, bool)>>,
+    /// The outbox: each event and when it was relayed.
+    events: Mutex<Vec<(Event, Option<OffsetDateTime>)>>,
     deliveries: Mutex<Vec<WebhookDelivery>>,
     queue: InMemoryJobQueue,
 }
@@ -47,7 +47,7 @@ impl InMemoryWebhookRepository {
     /// Writes `events` to the outbox, as a change's repository does.
     pub fn record_events(&self, events: &[Event]) {
         let mut held = self.events.lock().unwrap();
-        held.extend(events.iter().map(|e| (e.clone(), false)));
+        held.extend(events.iter().map(|e| (e.clone(), None)));
     }
 
     pub fn deliveries(&self) -> Vec<WebhookDelivery> {
@@ -257,8 +257,12 @@ impl DeliveryRepository for InMemoryWebhookRepository {
         let mut deliveries = Vec::new();
         let mut jobs = Vec::new();
         let mut relayed = 0;
-        for (event, done) in events.iter_mut().filter(|(_, done)| !done).take(limit) {
-            *done = true;
+        for (event, relayed_at) in events
+            .iter_mut()
+            .filter(|(_, relayed_at)| relayed_at.is_none())
+            .take(limit)
+        {
+            *relayed_at = Some(now);
             relayed += 1;
             for endpoint in endpoints.iter().filter(|e| {
                 e.org_id == event.org_id && subscribed(e, event.event_type, event.object_id)
@@ -473,5 +477,23 @@ impl DeliveryRepository for InMemoryWebhookRepository {
         }
         self.queue.enqueue(&jobs)?;
         Ok(jobs.len() as u64)
+    }
+
+    async fn prune_relayed(&self, before: OffsetDateTime) -> Result<u64, RepoError> {
+        let mut events = self.events.lock().unwrap();
+        let mut deliveries = self.deliveries.lock().unwrap();
+        let pending: HashSet<Uuid> = deliveries
+            .iter()
+            .filter(|d| d.status == DeliveryStatus::Pending)
+            .map(|d| d.event_id)
+            .collect();
+        let gone: HashSet<Uuid> = events
+            .iter()
+            .filter(|(e, at)| at.is_some_and(|at| at < before) && !pending.contains(&e.id))
+            .map(|(e, _)| e.id)
+            .collect();
+        events.retain(|(e, _)| !gone.contains(&e.id));
+        deliveries.retain(|d| !gone.contains(&d.event_id));
+        Ok(gone.len() as u64)
     }
 }

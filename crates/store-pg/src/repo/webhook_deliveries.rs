@@ -516,6 +516,23 @@ impl DeliveryRepository for PgWebhookDeliveries {
             .map_err(db_error)?;
         count_from(replayed.n)
     }
+
+    async fn prune_relayed(&self, before: OffsetDateTime) -> Result<u64, RepoError> {
+        let mut conn = self.db.conn().await?;
+        // Their deliveries go with them (`ON DELETE CASCADE`); a pending one holds its event.
+        let pending = webhook_deliveries::table
+            .filter(webhook_deliveries::event_id.eq(outbox_events::id))
+            .filter(webhook_deliveries::status.eq(DeliveryStatus::Pending.as_str()));
+        let gone = diesel::delete(
+            outbox_events::table
+                .filter(outbox_events::relayed_at.lt(before))
+                .filter(diesel::dsl::not(diesel::dsl::exists(pending))),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(u64::try_from(gone).unwrap_or(0))
+    }
 }
 
 async fn set_enabled(
