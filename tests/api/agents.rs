@@ -900,7 +900,7 @@ async fn agent_keys_are_taken_by_the_agent_doors_only() {
         }
         doors += usize::from(r.policy.agent_keys);
     }
-    assert_eq!(doors, 9);
+    assert_eq!(doors, 10);
 }
 
 #[actix_web::test]
@@ -970,4 +970,53 @@ async fn of_two_racing_claims_one_wins() {
         .await,
         1
     );
+}
+
+#[actix_web::test]
+async fn an_agent_renews_its_claim_link_until_a_person_claims_the_organization() {
+    let app = TestApp::spawn().await;
+    let done = register(&app).await;
+    let key = done["api_key"].as_str().unwrap();
+    let token_of = |url: &str| url.rsplit('/').next().unwrap().to_owned();
+    let old = token_of(done["claim_url"].as_str().unwrap());
+    let r = agent(&app, key, "POST", "/v1/agent/claim-token/", None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(r.body["claim_expires_at"].is_string(), "{}", r.text);
+    let new = token_of(r.body["claim_url"].as_str().unwrap());
+    assert_ne!(old, new);
+    let r = app
+        .send("GET", &format!("/v1/agent/claim/{old}/preview/"), &[], None)
+        .await;
+    r.assert_error(404, "agent_claim_link_invalid");
+    let org = done["org_uuid"].as_str().unwrap();
+    assert_eq!(
+        scalar(
+            &app,
+            &format!(
+                "(SELECT count(*) FROM agent_registrations WHERE organization_id = '{org}' \
+                 AND claim_token_hash = sha256('{new}'::bytea))"
+            )
+        )
+        .await,
+        1
+    );
+    // A person's key may not ask (the organization has no person yet anyway).
+    let (_, _, _, person_key) = app.org_with_admin_key("business").await;
+    let r = agent(&app, &person_key, "POST", "/v1/agent/claim-token/", None).await;
+    r.assert_error(403, "permission_denied");
+    // Once claimed, no new link.
+    let home = app.create_org("business").await;
+    let (claimant, _) = person(&app, &home, "member").await;
+    let session = app.session(&claimant).await;
+    let r = app
+        .send(
+            "POST",
+            &format!("/v1/agent/claim/{new}/"),
+            &[("Authorization", &session)],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = agent(&app, key, "POST", "/v1/agent/claim-token/", None).await;
+    r.assert_error(409, "agent_organization_claimed");
 }

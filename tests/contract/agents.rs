@@ -359,6 +359,24 @@ async fn a_registration_is_found_by_its_key_and_claimed_once(w: World) {
         None,
         "expired at its instant"
     );
+    // A renewed link replaces the old one.
+    let renewed = Secret::generate(SecretKind::ClaimToken);
+    assert!(
+        regs.renew_claim(org, &renewed.hash(), T0 + Duration::days(30))
+            .await
+            .expect("renew")
+    );
+    assert_eq!(
+        regs.find_claimable(&claim.hash(), T0).await.expect("find"),
+        None
+    );
+    assert!(
+        regs.find_claimable(&renewed.hash(), T0)
+            .await
+            .expect("find")
+            .is_some()
+    );
+    let claim = renewed;
     let at = T0 + Duration::days(1);
     let claimed = regs.claim(&claim.hash(), at).await.expect("claim");
     assert_eq!(
@@ -369,6 +387,13 @@ async fn a_registration_is_found_by_its_key_and_claimed_once(w: World) {
         })
     );
     assert_eq!(regs.claim(&claim.hash(), at).await.expect("claim"), None);
+    assert!(
+        !regs
+            .renew_claim(org, &claim.hash(), T0 + Duration::days(30))
+            .await
+            .expect("renew"),
+        "a claimed organization keeps its claim"
+    );
     assert_eq!(
         regs.find_claimable(&claim.hash(), at).await.expect("find"),
         None

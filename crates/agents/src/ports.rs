@@ -75,6 +75,14 @@ pub trait RegistrationRepository: Send + Sync + 'static {
         claim: &SecretHash,
         now: OffsetDateTime,
     ) -> Result<Option<Registration>, RepoError>;
+    /// Replaces the claim token of the organization's registration while it is unclaimed;
+    /// answers whether it did (the old link stops working).
+    async fn renew_claim(
+        &self,
+        org: OrgId,
+        claim: &SecretHash,
+        expires_at: OffsetDateTime,
+    ) -> Result<bool, RepoError>;
     /// Records who claimed the organization.
     async fn set_claimed_by(&self, org: OrgId, user: UserId) -> Result<(), RepoError>;
     /// Undoes a claim whose owner could not be created.

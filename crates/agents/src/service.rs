@@ -554,11 +554,7 @@ impl AgentService {
         Ok(Registered {
             registration,
             api_key: key.expose().to_owned(),
-            claim_url: format!(
-                "{}/agent/claim/{}",
-                self.settings.app_url.trim_end_matches('/'),
-                claim.expose()
-            ),
+            claim_url: self.claim_url(&claim),
         })
     }
 
@@ -580,6 +576,43 @@ impl AgentService {
             "{}-{tag}@{}",
             &slug[..slug.len().min(40)],
             self.settings.email_domain
+        )
+    }
+
+    /// A fresh claim link for the caller's organization (the agent lost its link): only a
+    /// registered agent's key asks, while the organization is unclaimed; the old link dies.
+    pub async fn renew_claim(
+        &self,
+        caller: &AgentCaller,
+    ) -> Result<(String, OffsetDateTime), Error> {
+        if !matches!(caller.actor, Actor::Agent { .. }) {
+            return Err(Error::new(
+                ErrorCode::PermissionDenied,
+                "Only a registered agent's key asks for a new claim link.",
+            ));
+        }
+        let claim = Secret::generate(SecretKind::ClaimToken);
+        let expires_at = self.now() + CLAIM_TTL;
+        let renewed = self
+            .ports
+            .registrations
+            .renew_claim(caller.org_id, &claim.hash(), expires_at)
+            .await
+            .map_err(repo)?;
+        if !renewed {
+            return Err(Error::new(
+                ErrorCode::AgentOrganizationClaimed,
+                "This organization is already claimed.",
+            ));
+        }
+        Ok((self.claim_url(&claim), expires_at))
+    }
+
+    fn claim_url(&self, claim: &Secret) -> String {
+        format!(
+            "{}/agent/claim/{}",
+            self.settings.app_url.trim_end_matches('/'),
+            claim.expose()
         )
     }
 

@@ -210,6 +210,24 @@ impl RegistrationRepository for InMemoryRegistrations {
         Ok(Some(r.registration.clone()))
     }
 
+    async fn renew_claim(
+        &self,
+        org: OrgId,
+        claim: &SecretHash,
+        expires_at: OffsetDateTime,
+    ) -> Result<bool, RepoError> {
+        let mut all = lock(&self.registrations);
+        let Some(r) = all
+            .iter_mut()
+            .find(|r| r.registration.org_id == org && r.registration.claimed_at.is_none())
+        else {
+            return Ok(false);
+        };
+        r.claim_hash = *claim;
+        r.registration.claim_expires_at = expires_at;
+        Ok(true)
+    }
+
     async fn set_claimed_by(&self, org: OrgId, user: UserId) -> Result<(), RepoError> {
         for r in lock(&self.registrations).iter_mut() {
             if r.registration.org_id == org {

@@ -460,6 +460,49 @@ async fn a_claim_makes_the_person_the_first_admin_once() {
 }
 
 #[tokio::test]
+async fn an_agent_renews_its_claim_link_until_the_organization_is_claimed() {
+    let w = world();
+    let c = w.service.challenge().await.unwrap();
+    let done = w
+        .service
+        .register(registration(&c, solve(&c.instruction)))
+        .await
+        .unwrap();
+    let old = done.claim_url.rsplit('/').next().unwrap().to_owned();
+    let agent = w.service.authenticate(&done.api_key).await.unwrap();
+    let caller = AgentCaller::agent(agent.org.id, agent.key_id, agent.agent_name);
+    w.clock.set(T0 + Duration::days(29));
+    let (url, expires) = w.service.renew_claim(&caller).await.unwrap();
+    assert_eq!(expires, T0 + Duration::days(29) + CLAIM_TTL);
+    let new = url.rsplit('/').next().unwrap().to_owned();
+    assert_eq!(
+        w.service.preview_claim(&old).await.unwrap_err().code(),
+        ErrorCode::AgentClaimLinkInvalid
+    );
+    w.clock.set(T0 + Duration::days(40));
+    assert!(
+        w.service.preview_claim(&new).await.is_ok(),
+        "the new link's own 30 days"
+    );
+    let person_caller = w.caller().await;
+    assert_eq!(
+        w.service
+            .renew_claim(&person_caller)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::PermissionDenied
+    );
+    let home = w.org().await;
+    let person = w.person(home, "owner@example.com").await;
+    w.service.claim(&new, &person).await.unwrap();
+    assert_eq!(
+        w.service.renew_claim(&caller).await.unwrap_err().code(),
+        ErrorCode::AgentOrganizationClaimed
+    );
+}
+
+#[tokio::test]
 async fn claim_links_expire() {
     let w = world();
     let c = w.service.challenge().await.unwrap();

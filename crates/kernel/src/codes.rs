@@ -374,6 +374,8 @@ catalogue! {
     AgentChallengeFailed => ("agent_challenge_failed", 400),
     /// The claim link is unknown, already used or expired.
     AgentClaimLinkInvalid => ("agent_claim_link_invalid", 404),
+    /// The registered agent's organization is already claimed: no new claim link.
+    AgentOrganizationClaimed => ("agent_organization_claimed", 409),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -789,3 +789,31 @@ pub async fn claim(
         claimed_at: r.claimed_at.map(iso),
     }))
 }
+
+/// A fresh claim link.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClaimLinkView {
+    /// `{app_url}/agent/claim/{token}`; the previous link stops working.
+    pub claim_url: String,
+    pub claim_expires_at: String,
+}
+
+#[utoipa::path(
+    tag = "agents",
+    responses(
+        (status = 200, description = "A new claim link for the agent's organization, valid 30 days", body = ClaimLinkView),
+        (status = 403, description = "`permission_denied`: not a registered agent's key", body = ErrorBody),
+        (status = 409, description = "`agent_organization_claimed`: the organization is already claimed", body = ErrorBody),
+    )
+)]
+#[post("/v1/agent/claim-token/")]
+pub async fn renew_claim(
+    state: web::Data<AppState>,
+    caller: AgentActor,
+) -> ApiResult<HttpResponse> {
+    let (claim_url, expires_at) = state.agents.renew_claim(&caller.0).await?;
+    Ok(HttpResponse::Ok().json(ClaimLinkView {
+        claim_url,
+        claim_expires_at: iso(expires_at),
+    }))
+}

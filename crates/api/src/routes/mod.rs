@@ -272,6 +272,10 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         )
         .add(agents::register_challenge, P::anonymous(Agent))
         .add(agents::register, P::anonymous(Agent))
+        .add(
+            agents::renew_claim,
+            P::api(Agent).cli_on_any_plan().agent_keys(),
+        )
         .add(agents::preview_claim, P::public())
         .add(agents::claim, P::session(Agent))
         // Operator provisioning.

@@ -479,6 +479,28 @@ impl RegistrationRepository for PgAgentRepository {
         Ok(Some(with_org_name(&mut conn, row).await?))
     }
 
+    async fn renew_claim(
+        &self,
+        org: OrgId,
+        claim: &SecretHash,
+        expires_at: OffsetDateTime,
+    ) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::update(
+            agent_registrations::table
+                .find(org.0)
+                .filter(agent_registrations::claimed_at.is_null()),
+        )
+        .set((
+            agent_registrations::claim_token_hash.eq(claim.as_bytes()),
+            agent_registrations::claim_expires_at.eq(expires_at),
+        ))
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(n == 1)
+    }
+
     async fn set_claimed_by(&self, org: OrgId, user: UserId) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
         diesel::update(agent_registrations::table.find(org.0))
