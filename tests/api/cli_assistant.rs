@@ -12,7 +12,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
-use teamcomm_tests::{Resp, TestApp};
+use teamcomm_tests::{Resp, TestApp, TestAppBuilder};
 
 const MODEL: &str = "stub-model-1";
 const KEY: &str = "sk-stub-0123456789";
@@ -107,17 +107,20 @@ impl Stub {
     pub(crate) fn seen(&self) -> Vec<(Option<String>, Value)> {
         self.seen.lock().unwrap().clone()
     }
+
+    /// `builder` with the stub as the app's model (1 s to answer).
+    pub(crate) fn configure(&self, builder: TestAppBuilder) -> TestAppBuilder {
+        builder
+            .var("TEAMCOMM_LLM_URL", &self.base_url)
+            .var("TEAMCOMM_LLM_MODEL", MODEL)
+            .var("TEAMCOMM_LLM_API_KEY", KEY)
+            .var("TEAMCOMM_LLM_TIMEOUT_SECS", "1")
+    }
 }
 
 /// The app with the stub as its model (1 s to answer).
 pub(crate) async fn app_with(stub: &Stub) -> TestApp {
-    TestApp::builder()
-        .var("TEAMCOMM_LLM_URL", &stub.base_url)
-        .var("TEAMCOMM_LLM_MODEL", MODEL)
-        .var("TEAMCOMM_LLM_API_KEY", KEY)
-        .var("TEAMCOMM_LLM_TIMEOUT_SECS", "1")
-        .spawn()
-        .await
+    stub.configure(TestApp::builder()).spawn().await
 }
 
 async fn cli_token(app: &TestApp, user: &str) -> String {

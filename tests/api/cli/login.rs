@@ -280,3 +280,62 @@ async fn cli_login_with_a_wrong_code_fails_and_stores_nothing() {
         .await,
     );
 }
+
+/// Issue 10 §5: logged in the way users log in (the code read from the mail that arrived), the
+/// CLI's daily commands work on that login alone: `status` lists the check-in due today,
+/// `update` answers it, `status` then has nothing pending, and `ask` goes through the model.
+#[actix_web::test]
+async fn logged_in_by_mail_the_cli_checks_in_and_asks() {
+    let Some(sink) = SmtpSink::start() else {
+        return;
+    };
+    let stub = crate::cli_assistant::Stub::start();
+    let app = stub
+        .configure(
+            TestApp::builder()
+                .var("TEAMCOMM_SMTP_URL", &sink.url())
+                .var("TEAMCOMM_MAIL_FROM", "Teamcomm <noreply@teamcomm.test>"),
+        )
+        .spawn()
+        .await;
+    let (org, _admin, _session, admin_key) = app.org_with_admin_key("business").await;
+    let email = address();
+    let member = person_at(&app, &org, &email).await;
+    let checkin = app.create_daily_checkin(&admin_key, &member).await;
+    let dir = ConfigDir::new();
+
+    assert_ok(&run(&app, &dir, &["login", &format!("--email={email}")]).await);
+    let code = code_of(&sink.wait_for(&email, 1).await[0]);
+    let (email_arg, code_arg) = (format!("--email={email}"), format!("--code={code}"));
+    assert_ok(&run(&app, &dir, &["login", &email_arg, &code_arg]).await);
+
+    let status = run(&app, &dir, &["status", "--json"]).await.ok_json();
+    assert_eq!(status["count"], 1, "{status}");
+    assert_eq!(
+        status["pending_checkins"][0]["followup_uuid"],
+        checkin.as_str()
+    );
+
+    let update = run(&app, &dir, &["update", "--done", "Shipped the login"]).await;
+    assert_ok(&update);
+    assert!(update.stdout.contains("Standup (Submitted)"), "{update:#?}");
+    let r = app
+        .get_with_key(&format!("/v1/checkins/{checkin}/responses/"), &admin_key)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let rows = r.body["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{}", r.text);
+    assert_eq!(rows[0]["user"]["uuid"], member.as_str());
+    assert_eq!(rows[0]["responses"][0]["response"], "Shipped the login");
+    let status = run(&app, &dir, &["status", "--json"]).await.ok_json();
+    assert_eq!(status["count"], 0, "{status}");
+
+    let ask = run(&app, &dir, &["ask", "What did I ship?", "--json"])
+        .await
+        .ok_json();
+    assert_eq!(ask["message"], "Answer 1", "{ask}");
+    let seen = stub.seen();
+    assert_eq!(seen.len(), 1);
+    let system = seen[0].1["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Shipped the login"), "{system}");
+}
