@@ -549,7 +549,7 @@ pub async fn list_messages(
 #[serde(deny_unknown_fields)]
 pub struct MarkReadBody {
     /// Ids of messages of the organization (1 to 100).
-    #[schema(min_items = 1, max_items = 100)]
+    #[schema(min_items = 1, max_items = 100, example = json!(["0190a6b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b"]))]
     message_ids: Vec<String>,
 }
 
