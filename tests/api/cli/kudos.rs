@@ -210,11 +210,16 @@ async fn kudos_refusals_reach_the_cli_with_their_codes_and_exit_codes() {
             "--json",
         ]
     };
-    // The server refuses kudos to oneself (the CLI's own check needs /v1/cli/auth/status/,
-    // which this server does not serve yet).
-    dailybot(&app, &ada, &give("Ada Lovelace"))
-        .await
-        .assert_api_error(EXIT_USAGE, 400, Some("self_kudos_not_allowed"));
+    // Kudos to oneself: the CLI refuses them itself, knowing who is logged in from
+    // `GET /v1/cli/auth/status/` (the server's own refusal, 400 `self_kudos_not_allowed`, is
+    // tested in tests/api/kudos.rs).
+    let own = dailybot(&app, &ada, &give("Ada Lovelace")).await;
+    assert_eq!(own.code, EXIT_PERMISSION, "{own:#?}");
+    let refusal: Value = serde_json::from_str(own.stdout.trim()).expect("a JSON refusal");
+    assert_eq!(
+        refusal,
+        json!({"error": "You cannot give kudos to yourself.", "status": 403})
+    );
     let nowhere = Uuid::now_v7().to_string();
     dailybot(
         &app,

@@ -85,6 +85,7 @@ pub async fn get_status(state: web::Data<AppState>, caller: Caller) -> ApiResult
 /// updates".
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"done": "Finished the auth module", "doing": "Tests"}))]
 pub struct UpdateBody {
     /// Free text: the first text question no other part fills.
     #[schema(max_length = 2000, example = "Finished the auth module, now on tests.")]
