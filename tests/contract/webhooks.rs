@@ -781,10 +781,14 @@ pub mod deliveries {
             .await;
         relay_all(&p, T0).await;
         let recent = event(acme.id, EventType::KudosPosted, None, 3);
-        p.webhook_deliveries.record(std::slice::from_ref(&recent)).await;
+        p.webhook_deliveries
+            .record(std::slice::from_ref(&recent))
+            .await;
         relay_all(&p, T0 + Duration::days(20)).await;
         let unrelayed = event(acme.id, EventType::KudosPosted, None, 4);
-        p.webhook_deliveries.record(std::slice::from_ref(&unrelayed)).await;
+        p.webhook_deliveries
+            .record(std::slice::from_ref(&unrelayed))
+            .await;
 
         let ports = &p.webhook_deliveries.deliveries;
         let settle = |status| AttemptRecord {

@@ -21,9 +21,9 @@ pub use daily::{
 };
 pub use limits::{RateDecision, RateLimiter, RateLimits, RateQuotas, RateScope};
 pub use login::{
-    AddressKey, CLI_TOKEN_LIFETIME, ClaimedTry, CodeRequested, LOGIN_CODE_MAX_TRIES, LOGIN_CODE_TTL,
-    Login, LoginAccount, LoginCode, LoginCodeMailer, LoginCodeRepository, LoginOrganization,
-    LoginService, MAX_LOGIN_EMAIL, NewLoginCode, Verified, normalize_address,
+    AddressKey, CLI_TOKEN_LIFETIME, ClaimedTry, CodeRequested, LOGIN_CODE_MAX_TRIES,
+    LOGIN_CODE_TTL, Login, LoginAccount, LoginCode, LoginCodeMailer, LoginCodeRepository,
+    LoginOrganization, LoginService, MAX_LOGIN_EMAIL, NewLoginCode, Verified, normalize_address,
 };
 pub use model::{
     ApiKey, CliTokenCredential, CredentialKind, CredentialRef, KeyCredential, PersonRef, Principal,
