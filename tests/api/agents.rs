@@ -900,7 +900,7 @@ async fn agent_keys_are_taken_by_the_agent_doors_only() {
         }
         doors += usize::from(r.policy.agent_keys);
     }
-    assert_eq!(doors, 10);
+    assert_eq!(doors, 12);
 }
 
 #[actix_web::test]

@@ -120,7 +120,7 @@ async fn messages_list_per_organization_and_agent_oldest_first_without_expired_o
     };
     let theirs = message(globex, "Claude", "e", T0);
     for m in [&b, &a, &other_agent, &expiring, &theirs] {
-        w.agents.insert_message(m).await.expect("insert");
+        w.agents.insert_message(m, None).await.expect("insert");
     }
     let list = |f: MessageFilter, now: OffsetDateTime, limit: usize| {
         let agents = w.agents.clone();
@@ -169,7 +169,7 @@ async fn read_marks_and_deliveries_change_only_pending_messages_of_the_organizat
     };
     let theirs = message(globex, "Claude", "e", T0);
     for m in [&a, &b, &other_agent, &expired, &theirs] {
-        w.agents.insert_message(m).await.expect("insert");
+        w.agents.insert_message(m, None).await.expect("insert");
     }
     let at = T0 + Duration::minutes(10);
     assert_eq!(

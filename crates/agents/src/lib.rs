@@ -8,18 +8,21 @@
 //! `AgentService` applies the rules; storage is behind [`AgentRepository`] and
 //! [`RegistrationRepository`]; the organization and people behind the org crate's ports.
 
+mod hooks;
 mod model;
 mod ports;
 mod service;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use hooks::{AgentHookWorker, HOOK_ATTEMPTS, HookPorts, HookRunSummary};
 pub use model::{
-    Actor, AgentCaller, AgentHealth, AgentKeyCredential, AgentMessage, AgentReport, Challenge,
-    Claimed, CoAuthor, HealthCheck, IssuedChallenge, MessageFilter, MessageInput, MessageType,
-    NewAgentKey, NewRegistration, RegisterInput, Registered, Registration, ReportInput, SenderType,
+    Actor, AgentCaller, AgentHealth, AgentHook, AgentKeyCredential, AgentMessage, AgentReport,
+    Challenge, Claimed, CoAuthor, HealthCheck, HookInput, IssuedChallenge, MessageFilter,
+    MessageInput, MessageType, NewAgentKey, NewRegistration, RegisterInput, Registered,
+    Registration, ReportInput, SenderType,
 };
-pub use ports::{AgentRepository, RegistrationRepository};
+pub use ports::{AgentHookRepository, AgentRepository, RegistrationRepository};
 pub use service::{
     AgentPorts, AgentPrincipal, AgentService, AgentSettings, CHALLENGE_FACTOR, CHALLENGE_TTL,
     CLAIM_TTL, HEALTH_HISTORY, MAX_AGENT_NAME, MAX_CO_AUTHORS, MAX_CONTENT, MAX_LISTED_MESSAGES,

@@ -290,3 +290,23 @@ pub struct Claimed {
     pub registration: Registration,
     pub admin: User,
 }
+
+/// An agent's webhook: messages left for the agent are pushed there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentHook {
+    pub org_id: OrgId,
+    pub agent_name: String,
+    /// Passed the webhook destination guard when set (checked again at each push).
+    pub url: String,
+    /// Sent as `X-Webhook-Secret` with each push.
+    pub secret: Option<teamcomm_webhooks::SecretText>,
+    pub updated_at: OffsetDateTime,
+}
+
+/// `POST /v1/agent-webhook/` as the service reads it.
+#[derive(Debug, Clone, Default)]
+pub struct HookInput {
+    pub agent_name: String,
+    pub webhook_url: String,
+    pub webhook_secret: Option<String>,
+}

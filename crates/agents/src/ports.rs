@@ -1,14 +1,15 @@
 //! What the agents domain needs from the outside world.
 
 use async_trait::async_trait;
+use teamcomm_kernel::jobs::NewJob;
 use teamcomm_kernel::{OrgId, RepoError, UserId};
 use teamcomm_keys::SecretHash;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::{
-    AgentKeyCredential, AgentMessage, AgentReport, Challenge, HealthCheck, MessageFilter,
-    NewRegistration, Registration,
+    AgentHook, AgentKeyCredential, AgentMessage, AgentReport, Challenge, HealthCheck,
+    MessageFilter, NewRegistration, Registration,
 };
 
 /// Reports, health checks and messages of agents. Every method a tenant drives is scoped by
@@ -24,7 +25,13 @@ pub trait AgentRepository: Send + Sync + 'static {
         agent_name: &str,
         limit: usize,
     ) -> Result<Vec<HealthCheck>, RepoError>;
-    async fn insert_message(&self, message: &AgentMessage) -> Result<(), RepoError>;
+    /// Stores the message and, when its agent has a webhook, `push` (the job that sends it
+    /// there) in the same transaction.
+    async fn insert_message(
+        &self,
+        message: &AgentMessage,
+        push: Option<&NewJob>,
+    ) -> Result<(), RepoError>;
     /// Messages not expired at `now`, oldest first, at most `limit`.
     async fn list_messages(
         &self,
@@ -87,4 +94,21 @@ pub trait RegistrationRepository: Send + Sync + 'static {
     async fn set_claimed_by(&self, org: OrgId, user: UserId) -> Result<(), RepoError>;
     /// Undoes a claim whose owner could not be created.
     async fn unclaim(&self, org: OrgId) -> Result<(), RepoError>;
+}
+
+/// Agents' webhooks (one per organization and agent name); the secret is stored sealed and read
+/// only to send.
+#[async_trait]
+pub trait AgentHookRepository: Send + Sync + 'static {
+    /// Creates or replaces the agent's webhook.
+    async fn set_hook(&self, hook: &AgentHook) -> Result<(), RepoError>;
+    /// `false` when the agent had none.
+    async fn delete_hook(&self, org: OrgId, agent_name: &str) -> Result<bool, RepoError>;
+    async fn hook(&self, org: OrgId, agent_name: &str) -> Result<Option<AgentHook>, RepoError>;
+    /// A message with its agent's current webhook, for a push (`None` when either is gone).
+    async fn push_work(
+        &self,
+        org: OrgId,
+        message: Uuid,
+    ) -> Result<Option<(AgentMessage, AgentHook)>, RepoError>;
 }

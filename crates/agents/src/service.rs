@@ -4,17 +4,21 @@ use std::sync::Arc;
 
 use rand::Rng;
 use serde_json::{Map, Value};
+use teamcomm_kernel::jobs::{JobKind, NewJob};
 use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, SharedClock, UserId};
 use teamcomm_keys::{OrgSnapshots, Secret, SecretKind, invalid_credentials};
 use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Organization, User, normalize_email};
+use teamcomm_webhooks::guard::parse_destination;
+use teamcomm_webhooks::{AllowList, SecretText};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::{
-    Actor, AgentCaller, AgentHealth, AgentKeyCredential, AgentMessage, AgentReport,
-    AgentRepository, Challenge, Claimed, CoAuthor, HealthCheck, IssuedChallenge, MessageFilter,
-    MessageInput, MessageType, NewAgentKey, NewRegistration, RegisterInput, Registered,
-    Registration, RegistrationRepository, ReportInput, SenderType,
+    Actor, AgentCaller, AgentHealth, AgentHook, AgentHookRepository, AgentKeyCredential,
+    AgentMessage, AgentReport, AgentRepository, Challenge, Claimed, CoAuthor, HOOK_ATTEMPTS,
+    HealthCheck, HookInput, IssuedChallenge, MessageFilter, MessageInput, MessageType, NewAgentKey,
+    NewRegistration, RegisterInput, Registered, Registration, RegistrationRepository, ReportInput,
+    SenderType,
 };
 
 /// The longest agent name, in characters (spec "Limits").
@@ -52,6 +56,8 @@ pub struct AgentPorts {
     pub people: Arc<dyn OrgRepository>,
     /// The organization of an agent key, as authentication reads it.
     pub orgs: Arc<dyn OrgSnapshots>,
+    /// Agents' webhooks.
+    pub hooks: Arc<dyn AgentHookRepository>,
     pub clock: SharedClock,
 }
 
@@ -62,6 +68,9 @@ pub struct AgentSettings {
     pub app_url: String,
     /// The domain of the agents' addresses (`agent_email`).
     pub email_domain: String,
+    /// Hosts an agent's webhook may reach over plain HTTP or on an internal address (the
+    /// webhook setting, for local testing).
+    pub webhook_allow: AllowList,
 }
 
 /// An authenticated agent key: its organization and its agent.
@@ -101,6 +110,26 @@ pub fn agent_name(field: &str, raw: &str) -> Result<String, Error> {
         ));
     }
     Ok(name.to_owned())
+}
+
+/// The longest webhook secret, in characters.
+pub const MAX_HOOK_SECRET: usize = 1024;
+
+/// A secret sent as a header value: printable ASCII, at most [`MAX_HOOK_SECRET`] characters;
+/// blank means none.
+fn hook_secret(raw: Option<&str>) -> Result<Option<SecretText>, Error> {
+    let Some(secret) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    if secret.len() > MAX_HOOK_SECRET || !secret.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+        return Err(Error::invalid_field(
+            "webhook_secret",
+            format!(
+                "Use at most {MAX_HOOK_SECRET} printable ASCII characters (it is sent as a header)."
+            ),
+        ));
+    }
+    Ok(Some(SecretText::new(secret)))
 }
 
 fn text(field: &str, raw: &str, max: usize) -> Result<String, Error> {
@@ -364,12 +393,73 @@ impl AgentService {
             delivered_at: None,
             created_at: now,
         };
+        let hook = self
+            .ports
+            .hooks
+            .hook(caller.org_id, &message.agent_name)
+            .await
+            .map_err(repo)?;
+        let push = hook.map(|_| NewJob {
+            id: Uuid::now_v7(),
+            org_id: caller.org_id,
+            kind: JobKind::AgentWebhook,
+            payload: serde_json::json!({ "message_id": message.id }),
+            run_at: now,
+            max_attempts: HOOK_ATTEMPTS,
+        });
         self.ports
             .agents
-            .insert_message(&message)
+            .insert_message(&message, push.as_ref())
             .await
             .map_err(repo)?;
         Ok(message)
+    }
+
+    // ------------------------------------------------------------------ webhooks
+
+    /// `POST /v1/agent-webhook/`: sets (or replaces) the agent's webhook; messages left for the
+    /// agent from now on are pushed there. The URL passes the webhook destination guard (https,
+    /// no internal address); the secret, sent back as `X-Webhook-Secret`, is printable ASCII.
+    pub async fn set_webhook(
+        &self,
+        caller: &AgentCaller,
+        input: HookInput,
+    ) -> Result<AgentHook, Error> {
+        let mut errors = teamcomm_kernel::FieldErrors::new();
+        let name = agent_name("agent_name", &input.agent_name);
+        errors.note(&name);
+        let url = parse_destination(input.webhook_url.trim(), &self.settings.webhook_allow)
+            .map(|d| d.url)
+            .map_err(|r| Error::invalid_field("webhook_url", r.message()));
+        errors.note(&url);
+        let secret = hook_secret(input.webhook_secret.as_deref());
+        errors.note(&secret);
+        errors.finish()?;
+        let hook = AgentHook {
+            org_id: caller.org_id,
+            agent_name: name?,
+            url: url?,
+            secret: secret?,
+            updated_at: self.now(),
+        };
+        self.ports.hooks.set_hook(&hook).await.map_err(repo)?;
+        Ok(hook)
+    }
+
+    /// `DELETE /v1/agent-webhook/`: messages are no longer pushed (`not_found` without one).
+    pub async fn delete_webhook(&self, caller: &AgentCaller, name: &str) -> Result<String, Error> {
+        let name = agent_name("agent_name", name)?;
+        if self
+            .ports
+            .hooks
+            .delete_hook(caller.org_id, &name)
+            .await
+            .map_err(repo)?
+        {
+            Ok(name)
+        } else {
+            Err(Error::not_found())
+        }
     }
 
     /// The organization's unexpired messages, oldest first.

@@ -3,14 +3,16 @@
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use teamcomm_kernel::jobs::NewJob;
+use teamcomm_kernel::jobs::testing::InMemoryJobQueue;
 use teamcomm_kernel::{OrgId, RepoError, UserId};
 use teamcomm_keys::SecretHash;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::{
-    AgentKeyCredential, AgentMessage, AgentReport, AgentRepository, Challenge, HealthCheck,
-    MessageFilter, NewRegistration, Registration, RegistrationRepository,
+    AgentHook, AgentHookRepository, AgentKeyCredential, AgentMessage, AgentReport, AgentRepository,
+    Challenge, HealthCheck, MessageFilter, NewRegistration, Registration, RegistrationRepository,
 };
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -23,6 +25,10 @@ pub struct InMemoryAgents {
     pub reports: Mutex<Vec<AgentReport>>,
     pub checks: Mutex<Vec<HealthCheck>>,
     pub messages: Mutex<Vec<AgentMessage>>,
+    /// Agents' webhooks.
+    pub hooks: Mutex<Vec<AgentHook>>,
+    /// Where pushes are enqueued.
+    pub queue: InMemoryJobQueue,
 }
 
 fn listed(m: &AgentMessage, org: OrgId, filter: &MessageFilter, now: OffsetDateTime) -> bool {
@@ -65,7 +71,14 @@ impl AgentRepository for InMemoryAgents {
         Ok(out)
     }
 
-    async fn insert_message(&self, message: &AgentMessage) -> Result<(), RepoError> {
+    async fn insert_message(
+        &self,
+        message: &AgentMessage,
+        push: Option<&NewJob>,
+    ) -> Result<(), RepoError> {
+        if let Some(job) = push {
+            self.queue.enqueue(std::slice::from_ref(job))?;
+        }
         lock(&self.messages).push(message.clone());
         Ok(())
     }
@@ -245,5 +258,44 @@ impl RegistrationRepository for InMemoryRegistrations {
             }
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl AgentHookRepository for InMemoryAgents {
+    async fn set_hook(&self, hook: &AgentHook) -> Result<(), RepoError> {
+        let mut hooks = lock(&self.hooks);
+        hooks.retain(|h| !(h.org_id == hook.org_id && h.agent_name == hook.agent_name));
+        hooks.push(hook.clone());
+        Ok(())
+    }
+
+    async fn delete_hook(&self, org: OrgId, agent_name: &str) -> Result<bool, RepoError> {
+        let mut hooks = lock(&self.hooks);
+        let before = hooks.len();
+        hooks.retain(|h| !(h.org_id == org && h.agent_name == agent_name));
+        Ok(hooks.len() < before)
+    }
+
+    async fn hook(&self, org: OrgId, agent_name: &str) -> Result<Option<AgentHook>, RepoError> {
+        Ok(lock(&self.hooks)
+            .iter()
+            .find(|h| h.org_id == org && h.agent_name == agent_name)
+            .cloned())
+    }
+
+    async fn push_work(
+        &self,
+        org: OrgId,
+        message: Uuid,
+    ) -> Result<Option<(AgentMessage, AgentHook)>, RepoError> {
+        let Some(m) = lock(&self.messages)
+            .iter()
+            .find(|m| m.org_id == org && m.id == message)
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        Ok(self.hook(org, &m.agent_name).await?.map(|h| (m, h)))
     }
 }

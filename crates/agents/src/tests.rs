@@ -43,11 +43,13 @@ fn world() -> World {
             registrations: registrations.clone(),
             people: people.clone(),
             orgs: Arc::new(Snapshots(people.clone())),
+            hooks: agents.clone(),
             clock: clock.clone(),
         },
         AgentSettings {
             app_url: "https://app.example.com/".into(),
             email_domain: "agents.example.com".into(),
+            webhook_allow: teamcomm_webhooks::AllowList::new(["hooks.dev.test"]),
         },
     );
     World {
@@ -563,4 +565,110 @@ async fn an_agent_key_sends_messages_as_its_agent() {
         .await
         .unwrap();
     assert_eq!(report.created_by, None);
+}
+
+#[tokio::test]
+async fn a_hooked_agents_messages_are_pushed_with_its_secret_and_retried() {
+    use teamcomm_kernel::jobs::JobState;
+    use teamcomm_webhooks::DeliveryOutcome;
+    use teamcomm_webhooks::testing::RecordingSender;
+
+    let w = world();
+    let caller = w.caller().await;
+    let hook = |url: &str, secret: Option<&str>| HookInput {
+        agent_name: "Bot".into(),
+        webhook_url: url.into(),
+        webhook_secret: secret.map(str::to_owned),
+    };
+    // The destination guard and the secret's rule.
+    let e = w
+        .service
+        .set_webhook(&caller, hook("http://10.0.0.8/in", Some("bad\nsecret")))
+        .await
+        .unwrap_err();
+    field_error(&e, "webhook_url");
+    field_error(&e, "webhook_secret");
+    let set = w
+        .service
+        .set_webhook(
+            &caller,
+            hook("https://hooks.example.com/bot", Some("s3cret")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(set.url, "https://hooks.example.com/bot");
+
+    // A message to another agent is not pushed; one to Bot is, once delivered by the worker.
+    let send = |agent: &str| MessageInput {
+        agent_name: agent.into(),
+        content: "Deploy when green".into(),
+        ..Default::default()
+    };
+    w.service
+        .send_message(&caller, send("Other"))
+        .await
+        .unwrap();
+    let m = w.service.send_message(&caller, send("Bot")).await.unwrap();
+    let jobs = w.agents.queue.all();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].payload["message_id"], m.id.to_string());
+
+    let sender = Arc::new(RecordingSender::new());
+    let worker = AgentHookWorker::new(HookPorts {
+        queue: Arc::new(w.agents.queue.clone()),
+        hooks: w.agents.clone(),
+        sender: sender.clone(),
+    });
+    sender.answer(DeliveryOutcome::Failed {
+        status: Some(503),
+        retry_after: None,
+        error: "HTTP 503".into(),
+    });
+    let first = worker.run_once(T0, &mut || 0.5).await.unwrap();
+    assert_eq!(first.retried, 1, "{first:?}");
+    sender.answer(DeliveryOutcome::Delivered { status: 200 });
+    let second = worker
+        .run_once(T0 + Duration::hours(1), &mut || 0.5)
+        .await
+        .unwrap();
+    assert_eq!(second.pushed, 1, "{second:?}");
+    let sent = sender.sent();
+    assert_eq!(sent.len(), 2);
+    let d = &sent[1];
+    assert_eq!(d.url, "https://hooks.example.com/bot");
+    assert_eq!(d.message_id, m.id.to_string());
+    assert_eq!(
+        d.webhook_secret.as_ref().map(|s| s.expose()),
+        Some("s3cret")
+    );
+    assert_eq!(d.signing_secret, None);
+    let body: serde_json::Value = serde_json::from_slice(&d.body).unwrap();
+    assert_eq!(body["event"], "agent.message");
+    assert_eq!(body["message"]["content"], "Deploy when green");
+    assert_eq!(w.agents.queue.all()[0].state, JobState::Done);
+
+    // Removed: later messages are not pushed; one queued before is settled without a call.
+    let queued = w.service.send_message(&caller, send("Bot")).await.unwrap();
+    assert_eq!(
+        w.service.delete_webhook(&caller, "Bot").await.unwrap(),
+        "Bot"
+    );
+    let again = worker
+        .run_once(T0 + Duration::hours(2), &mut || 0.5)
+        .await
+        .unwrap();
+    assert_eq!((again.claimed, again.skipped), (1, 1), "{queued:?}");
+    assert_eq!(sender.sent().len(), 2);
+    w.service.send_message(&caller, send("Bot")).await.unwrap();
+    assert_eq!(w.agents.queue.all().len(), 2, "no push without a webhook");
+    let e = w.service.delete_webhook(&caller, "Bot").await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
+    // Another organization's caller cannot remove or see it.
+    let other = w.caller().await;
+    w.service
+        .set_webhook(&caller, hook("https://hooks.example.com/bot", None))
+        .await
+        .unwrap();
+    let e = w.service.delete_webhook(&other, "Bot").await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::NotFound);
 }

@@ -191,7 +191,15 @@ pub fn spawn_delivery(
                     false
                 }
             };
-            let worked = messages || webhooks || workflows;
+            // And the pushes of agent messages to their agents' webhooks.
+            let pushes = match state.push_agent_messages().await {
+                Ok(summary) => summary.claimed > 0,
+                Err(e) => {
+                    tracing::warn!(error = %e, "agent webhook pass failed; will retry");
+                    false
+                }
+            };
+            let worked = messages || webhooks || workflows || pushes;
             if *stopped.borrow() {
                 break;
             }

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use teamcomm_agents::{AgentPorts, AgentService, AgentSettings};
+use teamcomm_agents::{
+    AgentHookWorker, AgentPorts, AgentService, AgentSettings, HookPorts, HookRunSummary,
+};
 use teamcomm_cache::{
     CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
 };
@@ -29,13 +31,13 @@ use teamcomm_org::{
     InvitationService, MoodService, OrgRepository, OrganizationService, PeopleService, TeamService,
 };
 use teamcomm_ratelimit_redis::RedisRateLimiter;
-use teamcomm_store_pg::PgAgentRepository;
 use teamcomm_store_pg::PgWorkflowRepository;
 use teamcomm_store_pg::PlatformSecretKey;
 use teamcomm_store_pg::{
     Database, PgChannelRepository, PgInvitationRepository, PgKeyRepository, PgMoodRepository,
     PgOrgRepository, PgPollCursors, PgRoundRepository, PgTeamRepository, PgTemplateRepository,
 };
+use teamcomm_store_pg::{PgAgentHooks, PgAgentRepository};
 use teamcomm_store_pg::{PgCheckinRepository, PgFormRepository, PgKudosRepository};
 use teamcomm_store_pg::{PgFeaturedRepository, PgLabelRepository, PgLabelledEntities};
 use teamcomm_store_pg::{PgWebhookDeliveries, PgWebhookRepository};
@@ -78,6 +80,9 @@ pub struct AppState {
     pub workflow_runner: WorkflowRunner,
     /// The agent doors: reports, health, messages, registration and claims.
     pub agents: AgentService,
+    /// Pushes agent messages to their agents' webhooks, one pass per
+    /// [`AppState::push_agent_messages_at`].
+    pub agent_hook_worker: AgentHookWorker,
     /// Webhook endpoints (`/v1/webhooks/`, `/v1/webhook-subscription/`).
     pub webhooks: WebhookService,
     /// Relays outbox events to webhook deliveries and delivers them, one pass per
@@ -313,21 +318,34 @@ impl AppState {
         );
         let metrics = crate::metrics::Metrics::new(db.clone());
         let agent_store = Arc::new(PgAgentRepository::new(db.clone()));
+        let agent_hooks = Arc::new(PgAgentHooks::new(
+            db.clone(),
+            PlatformSecretKey::derive(settings.platform_secret_key.expose().as_bytes())
+                .expect("the configured platform secret key is long enough"),
+        ));
         let agents = AgentService::new(
             AgentPorts {
                 agents: agent_store.clone(),
                 registrations: agent_store,
                 people: orgs.clone(),
                 orgs: orgs.clone(),
+                hooks: agent_hooks.clone(),
                 clock: clock.clone(),
             },
             AgentSettings {
                 app_url: settings.app_url.clone(),
                 email_domain: agent_email_domain(&settings.app_url),
+                webhook_allow: AllowList::new(&settings.webhook_allow_insecure_hosts),
             },
         );
+        let agent_hook_worker = AgentHookWorker::new(HookPorts {
+            queue: stores.queue.clone(),
+            hooks: agent_hooks,
+            sender: webhook_sender.clone(),
+        });
         AppState {
             agents,
+            agent_hook_worker,
             checkin_engine,
             messages,
             emails: EmailService::new(stores.emails.clone(), orgs.clone(), clock.clone()),
@@ -451,6 +469,21 @@ impl AppState {
         self.webhook_worker.relay(now).await?;
         let mut jitter = || rand::random::<f64>();
         self.webhook_worker.run_once(now, &mut jitter).await
+    }
+
+    /// One pass of agent-webhook pushes at the clock's instant.
+    pub async fn push_agent_messages(&self) -> Result<HookRunSummary, RepoError> {
+        self.push_agent_messages_at(self.clock.now()).await
+    }
+
+    /// One pass of agent-webhook pushes at `now` (the server calls it on every delivery tick;
+    /// tests pass a later `now` to reach the retries).
+    pub async fn push_agent_messages_at(
+        &self,
+        now: time::OffsetDateTime,
+    ) -> Result<HookRunSummary, RepoError> {
+        let mut jitter = || rand::random::<f64>();
+        self.agent_hook_worker.run_once(now, &mut jitter).await
     }
 
     /// One workflow pass at the clock's instant ([`AppState::run_workflows_at`]).

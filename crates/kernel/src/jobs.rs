@@ -26,14 +26,17 @@ pub enum JobKind {
     WebhookDelivery,
     /// Run one workflow run's actions (payload: the run id).
     WorkflowRun,
+    /// Push one agent message to its agent's webhook (payload: the message id).
+    AgentWebhook,
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 4] = [
+    pub const ALL: [JobKind; 5] = [
         JobKind::ChatMessage,
         JobKind::Email,
         JobKind::WebhookDelivery,
         JobKind::WorkflowRun,
+        JobKind::AgentWebhook,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -42,6 +45,7 @@ impl JobKind {
             JobKind::Email => "email",
             JobKind::WebhookDelivery => "webhook_delivery",
             JobKind::WorkflowRun => "workflow_run",
+            JobKind::AgentWebhook => "agent_webhook",
         }
     }
 

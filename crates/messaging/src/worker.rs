@@ -199,7 +199,9 @@ impl DeliveryWorker {
             JobKind::ChatMessage => self.deliver_message(job, now).await,
             JobKind::Email => self.deliver_email(job, now).await,
             // Never claimed here (the workflow worker runs them).
-            JobKind::WorkflowRun => Ok(Outcome::Failed("not a message or e-mail job".into())),
+            JobKind::WorkflowRun | JobKind::AgentWebhook => {
+                Ok(Outcome::Failed("not a message or e-mail job".into()))
+            }
             // Never claimed here (the webhook worker runs them).
             JobKind::WebhookDelivery => Ok(Outcome::Failed("not a message or e-mail job".into())),
         };
@@ -424,8 +426,7 @@ impl DeliveryWorker {
                         .await?;
                 }
             }
-            JobKind::WorkflowRun => {}
-            JobKind::WebhookDelivery => {}
+            JobKind::WorkflowRun | JobKind::WebhookDelivery | JobKind::AgentWebhook => {}
         }
         Ok(())
     }

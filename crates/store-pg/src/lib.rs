@@ -12,7 +12,6 @@ pub use pool::{
     Database, MIGRATIONS, PgPool, StartupError, StartupFailure, create_database_if_missing,
     quote_ident, run_migrations, split_database,
 };
-pub use repo::PgAgentRepository;
 pub use repo::PgDailyCounters;
 pub use repo::PgLoginCodes;
 pub use repo::PgPollCursors;
@@ -21,6 +20,7 @@ pub use repo::PgWebhookDeliveries;
 pub use repo::PgWebhookRepository;
 pub use repo::PgWorkflowRepository;
 pub use repo::{Backlog, PgConversationRepository, PgJobQueue};
+pub use repo::{PgAgentHooks, PgAgentRepository};
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,

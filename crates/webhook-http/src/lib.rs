@@ -155,6 +155,9 @@ impl HttpWebhookSender {
                 }
             }
         }
+        if let Some(secret) = &d.webhook_secret {
+            request = request.header("X-Webhook-Secret", secret.expose());
+        }
         if let Some(token) = &d.bearer_token {
             request = request.header("X-BEARER", token.expose());
         }

@@ -130,6 +130,7 @@ fn delivery(url: String, secret: SecretText) -> Delivery {
         body: br#"{"event":"kudos.posted","data":{}}"#.to_vec(),
         signing_secret: Some(secret),
         bearer_token: Some(SecretText::new("tok-https")),
+        webhook_secret: None,
     }
 }
 

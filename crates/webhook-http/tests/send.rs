@@ -119,6 +119,7 @@ fn delivery(url: String, bearer: Option<&str>) -> Delivery {
         body: br#"{"event":"kudos.posted","data":{}}"#.to_vec(),
         signing_secret: Some(generate_signing_secret()),
         bearer_token: bearer.map(SecretText::new),
+        webhook_secret: None,
     }
 }
 

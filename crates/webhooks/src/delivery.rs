@@ -563,6 +563,7 @@ impl WebhookWorker {
             body: serde_json::to_vec(payload).unwrap_or_default(),
             signing_secret: Some(secrets.signing_secret.clone()),
             bearer_token: secrets.bearer_token.clone(),
+            webhook_secret: None,
         };
         let (code, retry_after, error) = match self.ports.sender.send(&outgoing).await {
             DeliveryOutcome::Delivered { status } => {

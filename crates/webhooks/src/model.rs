@@ -144,6 +144,8 @@ pub struct Delivery {
     pub signing_secret: Option<SecretText>,
     /// Sent as `X-BEARER`.
     pub bearer_token: Option<SecretText>,
+    /// Sent as `X-Webhook-Secret` (an agent's webhook: the secret it registered).
+    pub webhook_secret: Option<SecretText>,
 }
 
 /// What became of one attempt.

@@ -154,6 +154,7 @@ impl WebhookService {
             body: event.payload().to_string().into_bytes(),
             signing_secret: Some(secrets.signing_secret),
             bearer_token: secrets.bearer_token,
+            webhook_secret: None,
         };
         Ok(SampleSent {
             event: event_type,

@@ -368,6 +368,7 @@ impl WorkflowRunner {
                     body: body.to_string().into_bytes(),
                     signing_secret: None,
                     bearer_token: None,
+                    webhook_secret: None,
                 };
                 match self.ports.sender.send(&delivery).await {
                     DeliveryOutcome::Delivered { .. } => Ok(()),

@@ -1,4 +1,4 @@
-//! `dailybot agent update|health|message|register`: the real CLI's agent commands against the
+//! `dailybot agent update|health|message|register|webhook`: the real CLI's agent commands against the
 //! agent doors — a report with structured data, metadata, a milestone and a co-author, and the
 //! messages it shows; health checks and their history; messages sent, listed, claimed one by
 //! one and all at once; a free-plan login session on the allow-list; and an agent registering
@@ -394,4 +394,124 @@ async fn an_agent_registers_itself_and_reports_with_the_key_its_profile_keeps() 
         scalar(&app, &format!("(SELECT count(*) FROM agent_reports WHERE organization_id = '{org}' AND agent_name = 'Claude Code' AND created_by_id IS NULL)")).await,
         1
     );
+}
+
+/// `dailybot agent webhook register|unregister`, then a message left for the agent is pushed
+/// to a real local receiver with the secret as `X-Webhook-Secret`; the secret is stored sealed;
+/// another organization cannot remove it; once removed, nothing more is pushed.
+#[actix_web::test]
+async fn agent_webhooks_push_messages_with_their_secret() {
+    use teamcomm_tests::receiver::{Answer, Receiver};
+
+    let app = TestApp::builder()
+        .var("TEAMCOMM_WEBHOOK_ALLOW_INSECURE_HOSTS", "127.0.0.1")
+        .spawn()
+        .await;
+    let (_, _, _, key) = app.org_with_admin_key("business").await;
+    let (_, _, _, other_key) = app.org_with_admin_key("business").await;
+    let receiver = Receiver::start(&[Answer::Status(503)]);
+    let env = key_env(&key);
+    let register = [
+        "agent",
+        "webhook",
+        "register",
+        "--url",
+        &receiver.url(),
+        "--secret",
+        "s3cret-42",
+        "--name",
+        "Claude Code",
+    ];
+    let run = dailybot(&app, &env, &register).await;
+    assert_eq!(run.code, EXIT_OK, "{run:#?}");
+    assert!(run.stdout.contains(&receiver.url()), "{run:#?}");
+    let sealed = scalar(
+        &app,
+        "(SELECT count(*) FROM agent_webhooks WHERE agent_name = 'Claude Code' \
+          AND secret_sealed IS NOT NULL AND position('s3cret-42'::bytea in secret_sealed) = 0)",
+    )
+    .await;
+    assert_eq!(sealed, 1, "stored, and not in plaintext");
+
+    // The guard: plain http elsewhere, or an internal address, is refused naming the field.
+    let r = app
+        .send(
+            "POST",
+            "/v1/agent-webhook/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"agent_name": "Claude Code", "webhook_url": "https://10.1.2.3/hook"})),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    assert!(r.body["errors"]["webhook_url"].is_array(), "{}", r.text);
+
+    // A message for the agent is pushed; the first answer (503) is retried.
+    let sent = app
+        .send(
+            "POST",
+            "/v1/agent-messages/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"agent_name": "Claude Code", "content": "Review PR 42"})),
+        )
+        .await;
+    assert!(sent.status == 201 || sent.status == 200, "{}", sent.text);
+    let t0 = time::OffsetDateTime::now_utc() + time::Duration::minutes(1);
+    let first = app.state.push_agent_messages_at(t0).await.unwrap();
+    assert_eq!(first.retried, 1, "{first:?}");
+    let second = app
+        .state
+        .push_agent_messages_at(t0 + time::Duration::hours(1))
+        .await
+        .unwrap();
+    assert_eq!(second.pushed, 1, "{second:?}");
+    let got = receiver.got();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[1].header("x-webhook-secret"), Some("s3cret-42"));
+    let body = got[1].payload();
+    assert_eq!(body["event"], "agent.message");
+    assert_eq!(body["agent_name"], "Claude Code");
+    assert_eq!(body["message"]["content"], "Review PR 42");
+    assert_eq!(got[1].header("webhook-id"), body["message"]["id"].as_str());
+
+    // Another organization's key cannot remove it.
+    let r = app
+        .send(
+            "DELETE",
+            "/v1/agent-webhook/",
+            &[("X-API-KEY", &other_key)],
+            Some(json!({"agent_name": "Claude Code"})),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["code"].as_str()),
+        (404, Some("not_found")),
+        "{}",
+        r.text
+    );
+
+    let run = dailybot(
+        &app,
+        &env,
+        &["agent", "webhook", "unregister", "--name", "Claude Code"],
+    )
+    .await;
+    assert_eq!(run.code, EXIT_OK, "{run:#?}");
+    let left = scalar(&app, "(SELECT count(*) FROM agent_webhooks)").await;
+    assert_eq!(left, 0);
+    let later = app
+        .send(
+            "POST",
+            "/v1/agent-messages/",
+            &[("X-API-KEY", &key)],
+            Some(json!({"agent_name": "Claude Code", "content": "Nobody pushes this"})),
+        )
+        .await;
+    assert!(later.status < 300, "{}", later.text);
+    let third = app
+        .state
+        .push_agent_messages_at(t0 + time::Duration::hours(2))
+        .await
+        .unwrap();
+    assert_eq!(third.claimed, 0, "{third:?}");
+    assert_eq!(receiver.got().len(), 2);
 }

@@ -6,11 +6,11 @@
 //! ([`AgentActor`]); the answers' ids and timestamps are strings (the CLI's tables print them
 //! raw and crash on integers).
 
-use actix_web::{HttpResponse, get, patch, post, web};
+use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use teamcomm_agents::{
-    AgentHealth, AgentMessage, AgentReport, HealthCheck, MessageFilter, MessageInput,
+    AgentHealth, AgentMessage, AgentReport, HealthCheck, HookInput, MessageFilter, MessageInput,
     RegisterInput, Registration, ReportInput,
 };
 use teamcomm_messaging::AgentEmailRequest;
@@ -815,5 +815,105 @@ pub async fn renew_claim(
     Ok(HttpResponse::Ok().json(ClaimLinkView {
         claim_url,
         claim_expires_at: iso(expires_at),
+    }))
+}
+
+// ---------------------------------------------------------------------------------- webhook
+
+/// Body of `POST /v1/agent-webhook/`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentWebhookBody {
+    #[schema(min_length = 1, max_length = 128)]
+    agent_name: String,
+    /// HTTPS, not an internal address (the webhook destination guard).
+    #[schema(
+        min_length = 1,
+        pattern = r"\S",
+        example = "https://agent.example.com/inbox"
+    )]
+    webhook_url: String,
+    /// Sent back as `X-Webhook-Secret` with each push; printable ASCII, at most 1,024.
+    #[serde(default)]
+    #[schema(max_length = 1024)]
+    webhook_secret: Option<String>,
+}
+
+/// An agent's webhook (the secret is never shown).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentWebhookView {
+    pub agent_name: String,
+    pub webhook_url: String,
+    pub has_secret: bool,
+}
+
+#[utoipa::path(
+    tag = "agents",
+    request_body = AgentWebhookBody,
+    responses(
+        (status = 200, description = "Set (or replaced): messages left for the agent from now on are pushed there as `{event: \"agent.message\", agent_name, message}`, with `X-Webhook-Secret`", body = AgentWebhookView),
+        (status = 400, description = "`params_validation_error` (field map: `agent_name`, `webhook_url` naming the guard's reason, `webhook_secret`)", body = ErrorBody),
+    )
+)]
+#[post("/v1/agent-webhook/")]
+pub async fn set_webhook(
+    state: web::Data<AppState>,
+    caller: AgentActor,
+    body: JsonBody<AgentWebhookBody>,
+) -> ApiResult<HttpResponse> {
+    let b = body.0;
+    let hook = state
+        .agents
+        .set_webhook(
+            &caller.0,
+            HookInput {
+                agent_name: b.agent_name,
+                webhook_url: b.webhook_url,
+                webhook_secret: b.webhook_secret,
+            },
+        )
+        .await?;
+    Ok(HttpResponse::Ok().json(AgentWebhookView {
+        has_secret: hook.secret.is_some(),
+        agent_name: hook.agent_name,
+        webhook_url: hook.url,
+    }))
+}
+
+/// Body of `DELETE /v1/agent-webhook/` (the CLI sends a JSON body).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentWebhookDeleteBody {
+    #[schema(min_length = 1, max_length = 128)]
+    agent_name: String,
+}
+
+/// What a removal says.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AgentWebhookRemovedView {
+    pub detail: String,
+}
+
+#[utoipa::path(
+    tag = "agents",
+    request_body = AgentWebhookDeleteBody,
+    responses(
+        (status = 200, description = "Removed: messages are no longer pushed", body = AgentWebhookRemovedView),
+        (status = 400, description = "`params_validation_error` (`agent_name`)", body = ErrorBody),
+        (status = 404, description = "`not_found`: the agent has no webhook", body = ErrorBody),
+    )
+)]
+#[delete("/v1/agent-webhook/")]
+pub async fn delete_webhook(
+    state: web::Data<AppState>,
+    caller: AgentActor,
+    body: JsonBody<AgentWebhookDeleteBody>,
+) -> ApiResult<HttpResponse> {
+    let name = state
+        .agents
+        .delete_webhook(&caller.0, &body.0.agent_name)
+        .await?;
+    Ok(HttpResponse::Ok().json(AgentWebhookRemovedView {
+        detail: format!("Webhook of {name} removed."),
     }))
 }

@@ -270,6 +270,9 @@ pub fn declare(r: &mut Routes<'_, '_>) {
             agents::mark_read_post,
             P::api(Agent).cli_on_any_plan().agent_keys(),
         )
+        // An agent's webhook is not on the free-plan list: paid plans' CLI sessions and keys.
+        .add(agents::set_webhook, P::api(Agent).agent_keys())
+        .add(agents::delete_webhook, P::api(Agent).agent_keys())
         .add(agents::register_challenge, P::anonymous(Agent))
         .add(agents::register, P::anonymous(Agent))
         .add(

@@ -8,11 +8,14 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use serde_json::{Map, Value, json};
 use teamcomm_agents::{
-    AgentKeyCredential, AgentMessage, AgentReport, AgentRepository, Challenge, HealthCheck,
-    MessageFilter, MessageType, NewRegistration, Registration, RegistrationRepository, SenderType,
+    AgentHook, AgentHookRepository, AgentKeyCredential, AgentMessage, AgentReport, AgentRepository,
+    Challenge, HealthCheck, MessageFilter, MessageType, NewRegistration, Registration,
+    RegistrationRepository, SenderType,
 };
+use teamcomm_kernel::jobs::NewJob;
 use teamcomm_kernel::{OrgId, RepoError, UserId};
 use teamcomm_keys::SecretHash;
+use teamcomm_webhooks::SecretText;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -21,7 +24,7 @@ use crate::error::db_error;
 use crate::rows::unknown_value;
 use crate::schema::agents::{
     agent_health_checks, agent_keys, agent_messages, agent_register_challenges,
-    agent_registrations, agent_reports,
+    agent_registrations, agent_reports, agent_webhooks,
 };
 use crate::schema::organizations;
 
@@ -224,26 +227,34 @@ impl AgentRepository for PgAgentRepository {
         Ok(rows.into_iter().map(HealthCheck::from).collect())
     }
 
-    async fn insert_message(&self, m: &AgentMessage) -> Result<(), RepoError> {
+    async fn insert_message(
+        &self,
+        m: &AgentMessage,
+        push: Option<&NewJob>,
+    ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        diesel::insert_into(agent_messages::table)
-            .values((
-                agent_messages::id.eq(m.id),
-                agent_messages::organization_id.eq(m.org_id.0),
-                agent_messages::agent_name.eq(&m.agent_name),
-                agent_messages::content.eq(&m.content),
-                agent_messages::message_type.eq(m.message_type.as_str()),
-                agent_messages::metadata.eq(Value::Object(m.metadata.clone())),
-                agent_messages::sender_type.eq(m.sender_type.as_str()),
-                agent_messages::sender_name.eq(m.sender_name.as_deref()),
-                agent_messages::expires_at.eq(m.expires_at),
-                agent_messages::delivered_at.eq(m.delivered_at),
-                agent_messages::created_at.eq(m.created_at),
-            ))
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok(())
+        let insert = diesel::insert_into(agent_messages::table).values((
+            agent_messages::id.eq(m.id),
+            agent_messages::organization_id.eq(m.org_id.0),
+            agent_messages::agent_name.eq(&m.agent_name),
+            agent_messages::content.eq(&m.content),
+            agent_messages::message_type.eq(m.message_type.as_str()),
+            agent_messages::metadata.eq(Value::Object(m.metadata.clone())),
+            agent_messages::sender_type.eq(m.sender_type.as_str()),
+            agent_messages::sender_name.eq(m.sender_name.as_deref()),
+            agent_messages::expires_at.eq(m.expires_at),
+            agent_messages::delivered_at.eq(m.delivered_at),
+            agent_messages::created_at.eq(m.created_at),
+        ));
+        conn.transaction(async |conn| {
+            insert.execute(conn).await?;
+            if let Some(job) = push {
+                super::jobs::enqueue(conn, std::slice::from_ref(job)).await?;
+            }
+            Ok::<_, diesel::result::Error>(())
+        })
+        .await
+        .map_err(db_error)
     }
 
     async fn list_messages(
@@ -522,5 +533,153 @@ impl RegistrationRepository for PgAgentRepository {
             .await
             .map_err(db_error)?;
         Ok(())
+    }
+}
+
+/// Postgres implementation of [`AgentHookRepository`]: `agent_webhooks`, the secret sealed with
+/// the platform key (bound to its organization and agent name).
+#[derive(Clone)]
+pub struct PgAgentHooks {
+    db: Database,
+    key: std::sync::Arc<crate::PlatformSecretKey>,
+}
+
+impl PgAgentHooks {
+    pub fn new(db: Database, key: crate::PlatformSecretKey) -> Self {
+        PgAgentHooks {
+            db,
+            key: std::sync::Arc::new(key),
+        }
+    }
+
+    fn aad(org: OrgId, agent_name: &str) -> Vec<u8> {
+        let mut aad = b"agent_webhooks:".to_vec();
+        aad.extend_from_slice(org.0.as_bytes());
+        aad.extend_from_slice(agent_name.as_bytes());
+        aad
+    }
+
+    fn hook_from(&self, row: HookRow) -> Result<AgentHook, RepoError> {
+        let org = OrgId(row.organization_id);
+        let secret = match row.secret_sealed {
+            None => None,
+            Some(sealed) => Some(
+                self.key
+                    .open_bytes(&Self::aad(org, &row.agent_name), &sealed)
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .map(SecretText::new)
+                    .ok_or_else(|| {
+                        RepoError::Other(format!(
+                            "the webhook secret of agent {} does not open with the configured key",
+                            row.agent_name
+                        ))
+                    })?,
+            ),
+        };
+        Ok(AgentHook {
+            org_id: org,
+            agent_name: row.agent_name,
+            url: row.url,
+            secret,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = agent_webhooks, check_for_backend(Pg))]
+struct HookRow {
+    organization_id: Uuid,
+    agent_name: String,
+    url: String,
+    secret_sealed: Option<Vec<u8>>,
+    updated_at: OffsetDateTime,
+}
+
+#[async_trait]
+impl AgentHookRepository for PgAgentHooks {
+    async fn set_hook(&self, hook: &AgentHook) -> Result<(), RepoError> {
+        let sealed = match &hook.secret {
+            None => None,
+            Some(s) => Some(
+                self.key
+                    .seal_bytes(
+                        &Self::aad(hook.org_id, &hook.agent_name),
+                        s.expose().as_bytes(),
+                    )
+                    .map_err(|_| RepoError::Other("a webhook secret could not be sealed".into()))?,
+            ),
+        };
+        let mut conn = self.db.conn().await?;
+        diesel::insert_into(agent_webhooks::table)
+            .values((
+                agent_webhooks::organization_id.eq(hook.org_id.0),
+                agent_webhooks::agent_name.eq(&hook.agent_name),
+                agent_webhooks::url.eq(&hook.url),
+                agent_webhooks::secret_sealed.eq(&sealed),
+                agent_webhooks::updated_at.eq(hook.updated_at),
+            ))
+            .on_conflict((agent_webhooks::organization_id, agent_webhooks::agent_name))
+            .do_update()
+            .set((
+                agent_webhooks::url.eq(&hook.url),
+                agent_webhooks::secret_sealed.eq(&sealed),
+                agent_webhooks::updated_at.eq(hook.updated_at),
+            ))
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn delete_hook(&self, org: OrgId, agent_name: &str) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let n = diesel::delete(
+            agent_webhooks::table
+                .filter(agent_webhooks::organization_id.eq(org.0))
+                .filter(agent_webhooks::agent_name.eq(agent_name)),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(n > 0)
+    }
+
+    async fn hook(&self, org: OrgId, agent_name: &str) -> Result<Option<AgentHook>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let row: Option<HookRow> = agent_webhooks::table
+            .filter(agent_webhooks::organization_id.eq(org.0))
+            .filter(agent_webhooks::agent_name.eq(agent_name))
+            .select(HookRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        row.map(|r| self.hook_from(r)).transpose()
+    }
+
+    async fn push_work(
+        &self,
+        org: OrgId,
+        message: Uuid,
+    ) -> Result<Option<(AgentMessage, AgentHook)>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let found: Option<(MessageRow, HookRow)> = agent_messages::table
+            .inner_join(
+                agent_webhooks::table.on(agent_webhooks::organization_id
+                    .eq(agent_messages::organization_id)
+                    .and(agent_webhooks::agent_name.eq(agent_messages::agent_name))),
+            )
+            .filter(agent_messages::organization_id.eq(org.0))
+            .filter(agent_messages::id.eq(message))
+            .select((MessageRow::as_select(), HookRow::as_select()))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db_error)?;
+        match found {
+            None => Ok(None),
+            Some((m, h)) => Ok(Some((AgentMessage::try_from(m)?, self.hook_from(h)?))),
+        }
     }
 }

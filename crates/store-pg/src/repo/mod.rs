@@ -24,7 +24,7 @@ mod webhook_deliveries;
 mod webhooks;
 mod workflows;
 
-pub use agents::PgAgentRepository;
+pub use agents::{PgAgentHooks, PgAgentRepository};
 pub use channels::PgChannelRepository;
 pub use checkins::PgCheckinRepository;
 pub use cursors::PgPollCursors;

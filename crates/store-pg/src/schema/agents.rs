@@ -79,3 +79,15 @@ diesel::table! {
         created_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    agent_webhooks (organization_id, agent_name) {
+        organization_id -> Uuid,
+        agent_name -> Text,
+        url -> Text,
+        secret_sealed -> Nullable<Bytea>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(agent_webhooks, agent_messages);
