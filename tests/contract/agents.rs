@@ -6,22 +6,30 @@
 //! records its claimant and can be undone. Run against the in-memory ports
 //! (`teamcomm_agents::testing`) and the Postgres ones (`PgAgentRepository`) on a migrated
 //! database; organizations and people are made through the organization repository of the
-//! same store (the Postgres rows refer to them).
+//! same store (the Postgres rows refer to them). `AgentHookRepository`: one webhook per
+//! organization and agent, replaced by a second set, its secret read back as set, removed once;
+//! a push finds its message with the agent's current webhook, in the organization only; a
+//! message stored with its push job enqueues it.
 
 use std::sync::Arc;
 
 use serde_json::json;
 use teamcomm_agents::testing::{InMemoryAgents, InMemoryRegistrations};
 use teamcomm_agents::{
-    AgentMessage, AgentRepository, Challenge, HealthCheck, MessageFilter, MessageType, NewAgentKey,
-    NewRegistration, Registration, RegistrationRepository, SenderType,
+    AgentHook, AgentHookRepository, AgentMessage, AgentRepository, Challenge, HealthCheck,
+    MessageFilter, MessageType, NewAgentKey, NewRegistration, Registration, RegistrationRepository,
+    SenderType,
 };
 use teamcomm_kernel::OrgId;
+use teamcomm_kernel::jobs::{JobKind, JobQueue, NewJob};
 use teamcomm_keys::{Secret, SecretKind};
 use teamcomm_org::testing::InMemoryOrgRepository;
 use teamcomm_org::{NewOrganization, NewUser, OrgRepository};
-use teamcomm_store_pg::{Database, PgAgentRepository, PgOrgRepository};
+use teamcomm_store_pg::{
+    Database, PgAgentHooks, PgAgentRepository, PgJobQueue, PgOrgRepository, PlatformSecretKey,
+};
 use teamcomm_tests::TestDb;
+use teamcomm_webhooks::SecretText;
 use time::macros::datetime;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -30,14 +38,19 @@ const T0: OffsetDateTime = datetime!(2026-11-26 10:00 UTC);
 
 struct World {
     agents: Arc<dyn AgentRepository>,
+    hooks: Arc<dyn AgentHookRepository>,
+    queue: Arc<dyn JobQueue>,
     registrations: Arc<dyn RegistrationRepository>,
     orgs: Arc<dyn OrgRepository>,
     _db: Option<TestDb>,
 }
 
 fn in_memory() -> World {
+    let agents = Arc::new(InMemoryAgents::default());
     World {
-        agents: Arc::new(InMemoryAgents::default()),
+        queue: Arc::new(agents.queue.clone()),
+        hooks: agents.clone(),
+        agents,
         registrations: Arc::new(InMemoryRegistrations::default()),
         orgs: Arc::new(InMemoryOrgRepository::new()),
         _db: None,
@@ -48,7 +61,10 @@ async fn postgres() -> World {
     let db = TestDb::new().await;
     let database = Database::connect(&db.url, 8).expect("pool");
     let store = Arc::new(PgAgentRepository::new(database.clone()));
+    let key = PlatformSecretKey::derive(b"contract-test-platform-secret-key-0123456789").unwrap();
     World {
+        hooks: Arc::new(PgAgentHooks::new(database.clone(), key)),
+        queue: Arc::new(PgJobQueue::new(database.clone())),
         agents: store.clone(),
         registrations: store,
         orgs: Arc::new(PgOrgRepository::new(database)),
@@ -75,6 +91,7 @@ both!(
     health_history_is_newest_first_per_agent,
     a_challenge_is_taken_once,
     a_registration_is_found_by_its_key_and_claimed_once,
+    a_hook_per_agent_is_replaced_removed_and_found_with_its_messages,
 );
 
 impl World {
@@ -414,5 +431,74 @@ async fn a_registration_is_found_by_its_key_and_claimed_once(w: World) {
     assert_eq!(
         regs.find_claimable(&claim.hash(), at).await.expect("find"),
         Some(registration)
+    );
+}
+
+async fn a_hook_per_agent_is_replaced_removed_and_found_with_its_messages(w: World) {
+    let (acme, globex) = (w.org().await, w.org().await);
+    let hook = |org: OrgId, url: &str, secret: Option<&str>| AgentHook {
+        org_id: org,
+        agent_name: "Claude".into(),
+        url: url.into(),
+        secret: secret.map(SecretText::new),
+        updated_at: T0,
+    };
+    assert_eq!(w.hooks.hook(acme, "Claude").await.unwrap(), None);
+    w.hooks
+        .set_hook(&hook(acme, "https://a.example.com/1", Some("s1")))
+        .await
+        .unwrap();
+    let second = hook(acme, "https://a.example.com/2", Some("s2"));
+    w.hooks.set_hook(&second).await.unwrap();
+    assert_eq!(
+        w.hooks.hook(acme, "Claude").await.unwrap(),
+        Some(second.clone())
+    );
+    assert_eq!(w.hooks.hook(globex, "Claude").await.unwrap(), None);
+    assert_eq!(
+        w.hooks.hook(acme, "claude").await.unwrap(),
+        None,
+        "names are exact"
+    );
+
+    // A message stored with its push: the job is enqueued, and the push finds both.
+    let m = message(acme, "Claude", "ship it", T0);
+    let job = NewJob {
+        id: Uuid::now_v7(),
+        org_id: acme,
+        kind: JobKind::AgentWebhook,
+        payload: json!({"message_id": m.id}),
+        run_at: T0,
+        max_attempts: 8,
+    };
+    w.agents.insert_message(&m, Some(&job)).await.unwrap();
+    let claimed = w
+        .queue
+        .claim(&[JobKind::AgentWebhook], 10, T0, Duration::minutes(1))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].payload["message_id"], m.id.to_string());
+    let (found, with) = w.hooks.push_work(acme, m.id).await.unwrap().expect("work");
+    assert_eq!(found, m);
+    assert_eq!(with, second);
+    assert_eq!(w.hooks.push_work(globex, m.id).await.unwrap(), None);
+    let other = message(acme, "Other", "no hook", T0);
+    w.agents.insert_message(&other, None).await.unwrap();
+    assert_eq!(w.hooks.push_work(acme, other.id).await.unwrap(), None);
+
+    // Another organization cannot remove it; removed once, the push finds nothing.
+    assert!(!w.hooks.delete_hook(globex, "Claude").await.unwrap());
+    assert!(w.hooks.delete_hook(acme, "Claude").await.unwrap());
+    assert!(!w.hooks.delete_hook(acme, "Claude").await.unwrap());
+    assert_eq!(w.hooks.push_work(acme, m.id).await.unwrap(), None);
+    // Without a secret.
+    w.hooks
+        .set_hook(&hook(acme, "https://a.example.com/3", None))
+        .await
+        .unwrap();
+    assert_eq!(
+        w.hooks.hook(acme, "Claude").await.unwrap().unwrap().secret,
+        None
     );
 }
