@@ -283,7 +283,8 @@ async fn cli_login_with_a_wrong_code_fails_and_stores_nothing() {
 
 /// Issue 10 §5: logged in the way users log in (the code read from the mail that arrived), the
 /// CLI's daily commands work on that login alone: `status` lists the check-in due today,
-/// `update` answers it, `status` then has nothing pending, and `ask` goes through the model.
+/// `update` answers it, `status` then has nothing pending, `ask` goes through the model, and
+/// `agent update` / `agent health` report for an agent.
 #[actix_web::test]
 async fn logged_in_by_mail_the_cli_checks_in_and_asks() {
     let Some(sink) = SmtpSink::start() else {
@@ -338,4 +339,42 @@ async fn logged_in_by_mail_the_cli_checks_in_and_asks() {
     assert_eq!(seen.len(), 1);
     let system = seen[0].1["messages"][0]["content"].as_str().unwrap();
     assert!(system.contains("Shipped the login"), "{system}");
+
+    // The agent commands on the same login: a report, and its health.
+    let report = [
+        "agent",
+        "update",
+        "Login flow shipped",
+        "--name",
+        "Claude Code",
+    ];
+    let run_report = run(&app, &dir, &report).await;
+    assert_ok(&run_report);
+    let reports: i64 = {
+        let mut conn = app.database.pool().get().await.expect("connection");
+        diesel_async::RunQueryDsl::get_result(
+            diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                "(SELECT count(*) FROM agent_reports WHERE agent_name = 'Claude Code' \
+                 AND content = 'Login flow shipped')",
+            )),
+            &mut conn,
+        )
+        .await
+        .expect("count")
+    };
+    assert_eq!(reports, 1);
+    let health = [
+        "agent",
+        "health",
+        "--ok",
+        "--message",
+        "all good",
+        "--name",
+        "Claude Code",
+    ];
+    assert_ok(&run(&app, &dir, &health).await);
+    let r = app
+        .get_with_key("/v1/agent-health/?agent_name=Claude%20Code", &admin_key)
+        .await;
+    assert_eq!(r.body["status"], "healthy", "{}", r.text);
 }
