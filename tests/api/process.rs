@@ -50,8 +50,9 @@ async fn server_process() {
         .expect("serve");
 }
 
-/// A server process on the test's database; `SIGKILL`ed when dropped.
-struct Server {
+/// A server process on the test's database; `SIGKILL`ed when dropped (other tests' too:
+/// `ratelimit_redis.rs`).
+pub(crate) struct Server {
     child: Child,
     base: String,
     log: PathBuf,
@@ -61,7 +62,7 @@ struct Server {
 impl Server {
     /// Starts a server process on `app`'s database with a 50 ms delivery tick and `vars`, and
     /// waits until it answers `/healthz`.
-    async fn start(app: &TestApp, vars: &[(&str, &str)]) -> Server {
+    pub(crate) async fn start(app: &TestApp, vars: &[(&str, &str)]) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -122,8 +123,15 @@ impl Server {
         format!("{}{path}", self.base)
     }
 
-    fn output(&self) -> String {
+    /// What the process logged so far.
+    pub(crate) fn output(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `GET path` with an API key.
+    pub(crate) async fn get(&self, path: &str, key: &str) -> Resp {
+        self.call(reqwest::Method::GET, path, ("X-API-KEY", key), None)
+            .await
     }
 
     /// `kill -9`, and waits until the process is gone.

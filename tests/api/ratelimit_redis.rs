@@ -4,19 +4,16 @@
 //! metrics. Needs the Redis at 127.0.0.1:6379 (`.ci/run` starts it): without one the tests skip,
 //! unless `CI` is set, when they fail.
 //!
-//! A server process is this test binary run again with [`CHILD_FLAG`] set, running only
-//! [`server_process`] (as `tests/api/process.rs` does, for the same reasons).
+//! The server processes are `tests/api/process.rs`'s ([`Server`]).
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use teamcomm_api::Settings;
-use teamcomm_tests::{OPERATOR_TOKEN, Resp, TestApp};
+use teamcomm_tests::TestApp;
+
+use crate::process::Server;
 
 const REDIS: &str = "redis://127.0.0.1:6379";
-const CHILD_FLAG: &str = "TEAMCOMM_TEST_RATELIMIT_SERVER";
-const CHILD_ENTRY: &str = "ratelimit_redis::server_process";
 
 /// True when Redis answers; false (skip) without one outside CI; a panic in CI.
 fn redis_answers() -> bool {
@@ -40,114 +37,6 @@ fn redis_answers() -> bool {
         other => {
             eprintln!("skipped: Redis does not answer on 127.0.0.1:6379 ({other:?})");
             false
-        }
-    }
-}
-
-/// The body of a server process: does nothing unless [`CHILD_FLAG`] is set.
-#[actix_web::test]
-#[ignore = "the server process the tests below start, not a test"]
-async fn server_process() {
-    if std::env::var_os(CHILD_FLAG).is_none() {
-        return;
-    }
-    let settings = Settings::from_env(false).expect("server process settings");
-    teamcomm_api::telemetry::init(settings.log_format);
-    teamcomm_api::server::serve(settings, false, None)
-        .await
-        .expect("serve");
-}
-
-/// A server process on `app`'s database; `SIGKILL`ed when dropped.
-struct Server {
-    child: Child,
-    base: String,
-    log: PathBuf,
-    client: reqwest::Client,
-}
-
-impl Server {
-    async fn start(app: &TestApp, vars: &[(&str, &str)]) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = std::env::temp_dir().join(format!(
-            "teamcomm-ratelimit-test-{}.log",
-            uuid::Uuid::new_v4().simple()
-        ));
-        let out = std::fs::File::create(&log).expect("server log file");
-        let child = Command::new(std::env::current_exe().expect("the test binary"))
-            .args([CHILD_ENTRY, "--exact", "--ignored", "--nocapture"])
-            .env(CHILD_FLAG, "1")
-            .env("DATABASE_URL", &app.db().url)
-            .env("TEAMCOMM_LISTEN", format!("127.0.0.1:{port}"))
-            .env("TEAMCOMM_JWT_SECRET", "j".repeat(32))
-            .env("TEAMCOMM_PLATFORM_SECRET_KEY", "p".repeat(32))
-            .env("TEAMCOMM_OPERATOR_TOKEN", OPERATOR_TOKEN)
-            .env("TEAMCOMM_CHECKIN_TICK_SECS", "3600")
-            .env("TEAMCOMM_WORKERS", "1")
-            .env("TEAMCOMM_DB_POOL_SIZE", "2")
-            .envs(vars.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .expect("start a server process");
-        let server = Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            log,
-            client: reqwest::Client::new(),
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut server = server;
-        loop {
-            if let Some(status) = server.child.try_wait().unwrap() {
-                panic!("the server process exited ({status}):\n{}", server.output());
-            }
-            let health = server.client.get(server.url("/healthz")).send().await;
-            if health.is_ok_and(|r| r.status() == 200) {
-                return server;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server process did not answer within 30 s:\n{}",
-                server.output()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    fn output(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    async fn get(&self, path: &str, key: &str) -> Resp {
-        let r = self
-            .client
-            .get(self.url(path))
-            .header("X-API-KEY", key)
-            .send()
-            .await
-            .expect("request");
-        TestApp::read(r).await
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if std::thread::panicking() {
-            eprintln!("server process log kept at {}", self.log.display());
-        } else {
-            let _ = std::fs::remove_file(&self.log);
         }
     }
 }

@@ -575,6 +575,15 @@ pub async fn mark_read(
     caller: AgentActor,
     body: JsonBody<MarkReadBody>,
 ) -> ApiResult<HttpResponse> {
+    mark(state, caller, body).await
+}
+
+/// Both spellings of the read mark.
+async fn mark(
+    state: web::Data<AppState>,
+    caller: AgentActor,
+    body: JsonBody<MarkReadBody>,
+) -> ApiResult<HttpResponse> {
     let updated = state
         .agents
         .mark_read(&caller.0, &body.0.message_ids)
@@ -596,11 +605,7 @@ pub async fn mark_read_post(
     caller: AgentActor,
     body: JsonBody<MarkReadBody>,
 ) -> ApiResult<HttpResponse> {
-    let updated = state
-        .agents
-        .mark_read(&caller.0, &body.0.message_ids)
-        .await?;
-    Ok(HttpResponse::Ok().json(MarkReadView { updated }))
+    mark(state, caller, body).await
 }
 
 // ---------------------------------------------------------------------------------- registration
