@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/teamcomm-target
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-DOMAIN_CRATES := teamcomm-kernel teamcomm-org teamcomm-keys teamcomm-forms teamcomm-messaging teamcomm-labels teamcomm-kudos teamcomm-checkin-engine teamcomm-webhooks teamcomm-workflows teamcomm-agents teamcomm-assistant
+DOMAIN_CRATES := teamcomm-kernel teamcomm-org teamcomm-keys teamcomm-forms teamcomm-messaging teamcomm-labels teamcomm-kudos teamcomm-checkin-engine teamcomm-webhooks teamcomm-workflows teamcomm-agents teamcomm-assistant teamcomm-plan
 # Adapters that must stay free of the web and database frameworks too (the caches are in memory).
 BOUNDED_CRATES := $(DOMAIN_CRATES) teamcomm-cache
 FORBIDDEN_IN_DOMAIN := actix-web diesel diesel-async reqwest

@@ -30,6 +30,7 @@ mod messaging;
 mod metrics;
 mod openapi;
 mod operator;
+mod plan;
 mod process;
 mod ratelimit;
 mod ratelimit_redis;

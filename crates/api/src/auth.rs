@@ -20,6 +20,7 @@ use teamcomm_kernel::{Error, ErrorCode};
 use teamcomm_keys::{CredentialKind, SecretKind};
 use teamcomm_keys::{CredentialRef, DailySpend, Principal, check_cli_access};
 use teamcomm_org::{PlanTier, User};
+use teamcomm_plan::{PlanActor, PlanScopes};
 
 use crate::error::ApiError;
 use crate::jwt::TokenType;
@@ -59,6 +60,8 @@ enum Authenticated {
     Agent(AgentPrincipal),
     Session(User),
     Operator,
+    /// The caller of a Plan door.
+    Plan(PlanActor),
 }
 
 /// Applies the policy of the request's route (see the module docs). Requests to unknown routes
@@ -76,6 +79,11 @@ pub async fn enforce_policy(
             Credentials::Public => throttle_client(&state, req.request(), &policy)
                 .await
                 .map(|()| None),
+            Credentials::ApiKeyOrCli if policy.plan.is_some() => {
+                authenticate_plan(&state, req.request(), &policy)
+                    .await
+                    .map(|a| Some(Authenticated::Plan(a)))
+            }
             Credentials::ApiKeyOrCli => match agent_key(req.request()) {
                 Some(key) => authenticate_agent(&state, req.request(), &policy, key)
                     .await
@@ -204,6 +212,120 @@ async fn authenticate_api(
         req.extensions_mut().insert(spend);
     }
     Ok(principal)
+}
+
+/// A Plan door (wire contract §4.0), in this order: the credential (a registered agent's key,
+/// an API key or a CLI token; the credential and plan gates answer 401 here, as the Plan
+/// area's code list says: docs/decisions.md §65), the beta gate (402 `plan_upgrade_required`
+/// whatever the credential, except on the entitlements), the door's need (guests, scopes,
+/// person-only doors), the budget, and org-admin doors.
+async fn authenticate_plan(
+    state: &AppState,
+    req: &HttpRequest,
+    policy: &Policy,
+) -> Result<PlanActor, ApiError> {
+    let Some(door) = policy.plan else {
+        return Err(teamcomm_kernel::internal("not a Plan door").into());
+    };
+    let (actor, credential) = match agent_key(req) {
+        Some(key) => {
+            let agent = state.agents.authenticate(key).await.map_err(plan_status)?;
+            let name = teamcomm_plan::AgentName::parse(&agent.agent_name).ok();
+            let actor = PlanActor {
+                org: agent.org.clone(),
+                person: None,
+                // A registered agent's key reads and writes tasks (docs/decisions.md §65).
+                scopes: PlanScopes {
+                    read: true,
+                    write: true,
+                    admin: false,
+                },
+                agent_name: name,
+            };
+            (actor, CredentialRef::ApiKey(agent.key_id))
+        }
+        None => {
+            let principal = match (header(req, "x-api-key"), authorization(req)) {
+                (Some(key), _) => state
+                    .keys
+                    .authenticate_api_key(key)
+                    .await
+                    .map_err(plan_status)?,
+                (None, Some((scheme, token))) if scheme == "bearer" => {
+                    if token.is_empty() {
+                        return Err(Error::new(
+                            ErrorCode::CredentialMalformed,
+                            "Bearer token is empty.",
+                        )
+                        .into());
+                    }
+                    let principal = state
+                        .keys
+                        .authenticate_cli_token(token)
+                        .await
+                        .map_err(plan_status)?;
+                    let upgrade_url = format!("{}/billing/plans", state.settings.app_url);
+                    check_cli_access(principal.org.plan, policy.cli, &upgrade_url)?;
+                    principal
+                }
+                _ => return Err(credential_absent().into()),
+            };
+            let credential = principal.credential_ref();
+            let (person, scopes) = match &principal.credential {
+                CredentialKind::ApiKey {
+                    is_agent_key,
+                    scopes,
+                    ..
+                } => {
+                    let held = |s| scopes.contains(&s);
+                    let scopes = PlanScopes {
+                        read: held(teamcomm_keys::Scope::TasksRead),
+                        write: held(teamcomm_keys::Scope::TasksWrite),
+                        admin: held(teamcomm_keys::Scope::TasksAdmin),
+                    };
+                    ((!*is_agent_key).then(|| principal.user.clone()), scopes)
+                }
+                CredentialKind::CliToken { .. } | CredentialKind::Session => {
+                    (Some(principal.user.clone()), PlanScopes::ALL)
+                }
+            };
+            let actor = PlanActor {
+                org: principal.org.clone(),
+                person,
+                scopes,
+                agent_name: None,
+            };
+            (actor, credential)
+        }
+    };
+    if door.gated && !actor.org.plan_beta {
+        return Err(Error::new(
+            ErrorCode::PlanUpgradeRequired,
+            "Plan is not enabled for this organization.",
+        )
+        .with_status(402)
+        .with_upgrade_url(format!("{}/billing/plans", state.settings.app_url))
+        .into());
+    }
+    actor.check_door(door.need, door.person_only || policy.admin_only)?;
+    let enterprise = actor.org.plan == PlanTier::Enterprise;
+    throttle(state, req, policy, credential, enterprise).await?;
+    if policy.admin_only && !actor.is_org_admin() {
+        return Err(admin_required().into());
+    }
+    Ok(actor)
+}
+
+/// The credential and plan gates answer 401 in the Plan area (its code list says so; the
+/// general API keeps 403: docs/decisions.md §1 and §65).
+fn plan_status(e: Error) -> Error {
+    match e.code() {
+        ErrorCode::ApiKeyOwnerInactive
+        | ErrorCode::PlanFreeApiKeysForbidden
+        | ErrorCode::PlanMissingCoreApiIntegrations
+        | ErrorCode::InvalidCredentials => e.with_status(401),
+        _ => e,
+    }
 }
 
 /// `Authorization: JWT <access>` of a person who is still active.
@@ -347,6 +469,22 @@ impl FromRequest for Caller {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         established(req, "an API caller", |a| match a {
             Authenticated::Api(p) => Some(Caller(p)),
+            _ => None,
+        })
+    }
+}
+
+/// The caller of a Plan door (`Policy::plan_*`).
+#[derive(Debug, Clone)]
+pub struct PlanCaller(pub PlanActor);
+
+impl FromRequest for PlanCaller {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        established(req, "a Plan caller", |a| match a {
+            Authenticated::Plan(actor) => Some(PlanCaller(actor)),
             _ => None,
         })
     }

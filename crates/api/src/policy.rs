@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use actix_web::dev::HttpServiceFactory;
 use teamcomm_keys::{CliAccess, DailyLimit, RateScope};
+use teamcomm_plan::actor::DoorNeed;
 use utoipa::openapi::path::PathItem;
 use utoipa_actix_web::OpenApiFactory;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -43,6 +44,17 @@ pub struct Policy {
     /// agent doors. Everywhere else they are refused with 403 `insufficient_scope` (an agent
     /// key never acts as a person).
     pub agent_keys: bool,
+    /// A Plan (Beta) door: what it needs of its caller (`auth::authenticate_plan`).
+    pub plan: Option<PlanDoor>,
+}
+
+/// The rules of a Plan door (wire contract §4.0): the scope it needs, whether only a person may
+/// call it, and whether the beta gate applies (every Plan door but the entitlements).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanDoor {
+    pub need: DoorNeed,
+    pub person_only: bool,
+    pub gated: bool,
 }
 
 impl Policy {
@@ -65,6 +77,7 @@ impl Policy {
             admin_only: false,
             daily: None,
             agent_keys: false,
+            plan: None,
         }
     }
 
@@ -76,6 +89,7 @@ impl Policy {
             admin_only: false,
             daily: None,
             agent_keys: false,
+            plan: None,
         }
     }
 
@@ -87,6 +101,7 @@ impl Policy {
             admin_only: false,
             daily: None,
             agent_keys: false,
+            plan: None,
         }
     }
 
@@ -98,6 +113,7 @@ impl Policy {
             admin_only: false,
             daily: None,
             agent_keys: false,
+            plan: None,
         }
     }
 
@@ -107,6 +123,51 @@ impl Policy {
             rate: Some(scope),
             ..Policy::public()
         }
+    }
+
+    /// A Plan door needing `need` (`tasks:read`, `tasks:write`, `tasks:admin`), spending the
+    /// given budget. Organization and agent keys are taken (as no person).
+    pub const fn plan(need: DoorNeed, scope: RateScope) -> Self {
+        Policy {
+            agent_keys: true,
+            plan: Some(PlanDoor {
+                need,
+                person_only: false,
+                gated: true,
+            }),
+            ..Policy::api(scope)
+        }
+    }
+
+    /// A Plan read (`tasks:read`).
+    pub const fn plan_read() -> Self {
+        Policy::plan(DoorNeed::Read, RateScope::PlanReads)
+    }
+
+    /// A Plan write (`tasks:write`).
+    pub const fn plan_write() -> Self {
+        Policy::plan(DoorNeed::Write, RateScope::PlanWrites)
+    }
+
+    /// A Plan structure write (`tasks:admin`: boards, columns, projects).
+    pub const fn plan_admin() -> Self {
+        Policy::plan(DoorNeed::Admin, RateScope::PlanWrites)
+    }
+
+    /// Only a person may call this Plan door (marked P in the wire contract).
+    pub const fn person_only(mut self) -> Self {
+        if let Some(door) = &mut self.plan {
+            door.person_only = true;
+        }
+        self
+    }
+
+    /// Not behind the beta gate (`GET /v1/plan/entitlements/`).
+    pub const fn ungated(mut self) -> Self {
+        if let Some(door) = &mut self.plan {
+            door.gated = false;
+        }
+        self
     }
 
     /// Also for CLI sessions of free-plan organizations (the spec's allow-list).

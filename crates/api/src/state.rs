@@ -73,6 +73,8 @@ pub struct AppState {
     pub templates: TemplateService,
     pub channels: ChannelService,
     pub labels: LabelService,
+    /// The Plan (Beta) area.
+    pub plan: teamcomm_plan::Plan,
     pub featured: FeaturedService,
     /// Workflows (`/v1/workflows/`): authoring, triggers, runs.
     pub workflows: WorkflowService,
@@ -377,7 +379,7 @@ impl AppState {
             ),
             invitations: InvitationService::new(
                 orgs.clone(),
-                teams,
+                teams.clone(),
                 Arc::new(PgInvitationRepository::new(db.clone())),
             ),
             moods: MoodService::new(Arc::new(PgMoodRepository::new(db.clone())), clock.clone()),
@@ -392,6 +394,17 @@ impl AppState {
                 Arc::new(PgLabelRepository::new(db.clone())),
                 Arc::new(PgLabelledEntities::new(db.clone())),
             ),
+            plan: teamcomm_plan::Plan::new(teamcomm_plan::PlanPorts {
+                projects: Arc::new(teamcomm_store_pg::PgProjects::new(db.clone())),
+                boards: Arc::new(teamcomm_store_pg::PgBoards::new(db.clone())),
+                tasks: Arc::new(teamcomm_store_pg::PgTasks::new(db.clone())),
+                social: Arc::new(teamcomm_store_pg::PgTaskSocial::new(db.clone())),
+                idempotency: Arc::new(teamcomm_store_pg::PgIdempotency::new(db.clone())),
+                people: orgs.clone(),
+                teams: teams.clone(),
+                labels: Arc::new(PgLabelRepository::new(db.clone())),
+                clock: clock.clone(),
+            }),
             assistant,
             assistant_budget: Arc::new(crate::routes::cli::AssistantBudget::default()),
             webhooks: WebhookService::new(

@@ -23,10 +23,18 @@ pub enum RateScope {
     Agent,
     /// One-time-code, OAuth and token exchange.
     Auth,
+    /// Plan (Beta) reads, per actor (spec "Plan area limits").
+    PlanReads,
+    /// Plan writes.
+    PlanWrites,
+    /// Plan bulk calls (`tasks/bulk/`).
+    PlanBulk,
+    /// The Plan delta feed (`boards/{b}/delta/`).
+    PlanDelta,
 }
 
 impl RateScope {
-    pub const ALL: [RateScope; 8] = [
+    pub const ALL: [RateScope; 12] = [
         RateScope::Reads,
         RateScope::Writes,
         RateScope::Messaging,
@@ -35,6 +43,10 @@ impl RateScope {
         RateScope::WorkflowTriggers,
         RateScope::Agent,
         RateScope::Auth,
+        RateScope::PlanReads,
+        RateScope::PlanWrites,
+        RateScope::PlanBulk,
+        RateScope::PlanDelta,
     ];
 
     /// Name used in `RateLimit-Policy`/`RateLimit` headers and messages.
@@ -48,6 +60,10 @@ impl RateScope {
             RateScope::WorkflowTriggers => "workflow_triggers",
             RateScope::Agent => "agent",
             RateScope::Auth => "auth",
+            RateScope::PlanReads => "plan_reads",
+            RateScope::PlanWrites => "plan_writes",
+            RateScope::PlanBulk => "plan_bulk",
+            RateScope::PlanDelta => "plan_delta",
         }
     }
 
@@ -62,6 +78,10 @@ impl RateScope {
             RateScope::WorkflowTriggers => "WORKFLOW_TRIGGERS",
             RateScope::Agent => "AGENT",
             RateScope::Auth => "AUTH",
+            RateScope::PlanReads => "PLAN_READS",
+            RateScope::PlanWrites => "PLAN_WRITES",
+            RateScope::PlanBulk => "PLAN_BULK",
+            RateScope::PlanDelta => "PLAN_DELTA",
         }
     }
 
@@ -76,6 +96,12 @@ impl RateScope {
             RateScope::WorkflowTriggers => 600,
             RateScope::Agent => 3_600,
             RateScope::Auth => 30,
+            // Placeholders until the Plan scopes get their per-minute windows (120, 60, 30,
+            // 240 a minute): the same counts spread over an hour.
+            RateScope::PlanReads => 120 * 60,
+            RateScope::PlanWrites => 60 * 60,
+            RateScope::PlanBulk => 30 * 60,
+            RateScope::PlanDelta => 240 * 60,
         }
     }
 }
@@ -83,7 +109,7 @@ impl RateScope {
 /// Hourly budgets for every scope, with the multiplier enterprise plans get.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RateQuotas {
-    per_hour: [u32; 8],
+    per_hour: [u32; RateScope::ALL.len()],
     pub enterprise_multiplier: u32,
 }
 

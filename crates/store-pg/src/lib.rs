@@ -21,6 +21,7 @@ pub use repo::PgWebhookRepository;
 pub use repo::PgWorkflowRepository;
 pub use repo::{Backlog, PgConversationRepository, PgJobQueue};
 pub use repo::{PgAgentHooks, PgAgentRepository};
+pub use repo::{PgBoards, PgIdempotency, PgProjects, PgTaskSocial, PgTasks};
 pub use repo::{
     PgChannelRepository, PgCheckinRepository, PgFeaturedRepository, PgFormRepository,
     PgInvitationRepository, PgKeyRepository, PgKudosRepository, PgLabelRepository,

@@ -19,6 +19,7 @@ pub mod me;
 pub mod messaging;
 pub mod operator;
 pub mod people;
+pub mod plan;
 pub mod questions;
 pub mod session;
 pub mod teams;
@@ -295,6 +296,8 @@ pub fn declare(r: &mut Routes<'_, '_>) {
         .add(messaging::disconnect_platform, P::operator())
         .add(messaging::set_platform_identity, P::operator())
         .add(messaging::remove_platform_identity, P::operator());
+    // The Plan (Beta) area: each module's part of the table (`routes/plan/`).
+    plan::declare(r);
 }
 
 /// Registers every route of the table.

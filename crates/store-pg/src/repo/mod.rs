@@ -17,6 +17,8 @@ mod org;
 mod assistant;
 mod outbox;
 mod paging;
+// The Plan (Beta) area, one module per port.
+mod plan;
 mod rounds;
 mod teams;
 mod templates;
@@ -39,6 +41,7 @@ pub use login_codes::PgLoginCodes;
 pub use messaging::{PgEmailRepository, PgMessageRepository, PgPlatformDirectory};
 pub use mood::PgMoodRepository;
 pub use org::PgOrgRepository;
+pub use plan::{PgBoards, PgIdempotency, PgProjects, PgTaskSocial, PgTasks};
 pub use rounds::PgRoundRepository;
 pub use teams::PgTeamRepository;
 pub use templates::PgTemplateRepository;

@@ -35,6 +35,8 @@ pub(crate) mod webhooks;
 pub(crate) mod workflows;
 // `assistant::assistant_turns`.
 pub(crate) mod assistant;
+// `plan::{plan_projects, plan_boards, plan_states, plan_tasks, …}`.
+pub(crate) mod plan;
 
 pub(crate) use outbox::outbox_events;
 

@@ -1,0 +1,23 @@
+//! The Plan (Beta) area: a project tracker driven through the public API by people and agents.
+//!
+//! - [`actor`]: who acts ([`PlanActor`]: a person, or an organization/agent key with Tasks
+//!   scopes), the agent named on a request ([`AgentName`]), and what each kind of door needs.
+//! - [`model`]: ids, the enums the wire names, board keys and task references (`ENG-12`).
+//! - [`preview`]: what a dry run answers instead of writing.
+//!
+//! Every rule lives in a service of this crate and reaches storage through the ports of
+//! [`ports`]; `testing` (feature `testing`) holds in-memory implementations.
+
+pub mod actor;
+pub mod model;
+pub mod ports;
+pub mod preview;
+pub mod service;
+
+pub use actor::{AgentName, PlanActor, PlanScopes};
+pub use model::*;
+pub use preview::Preview;
+pub use service::{Plan, PlanPorts};
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

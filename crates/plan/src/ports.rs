@@ -1,0 +1,27 @@
+//! What the Plan area needs from storage. Every read and write takes the organization; a row of
+//! another organization is `RepoError::NotFound`. One trait per aggregate, each implemented by
+//! one module of `teamcomm-store-pg` (`repo/plan/`) and of [`crate::testing`].
+//!
+//! - [`ProjectRepository`]: projects and their member grants.
+//! - [`BoardRepository`]: boards, their keys (current and retired), member grants, visits and
+//!   columns.
+//! - [`TaskRepository`]: tasks (numbers, versions, ranks), their event log, the delta feed.
+//! - [`TaskSocialRepository`]: relations, comments, reactions, participants, task labels.
+//! - [`IdempotencyRepository`]: the slots of the marked writes.
+
+use async_trait::async_trait;
+
+#[async_trait]
+pub trait ProjectRepository: Send + Sync + 'static {}
+
+#[async_trait]
+pub trait BoardRepository: Send + Sync + 'static {}
+
+#[async_trait]
+pub trait TaskRepository: Send + Sync + 'static {}
+
+#[async_trait]
+pub trait TaskSocialRepository: Send + Sync + 'static {}
+
+#[async_trait]
+pub trait IdempotencyRepository: Send + Sync + 'static {}

@@ -1,0 +1,13 @@
+//! SQL of the Plan area: one module per port of `teamcomm_plan::ports`.
+
+mod boards;
+mod idempotency;
+mod projects;
+mod social;
+mod tasks;
+
+pub use boards::PgBoards;
+pub use idempotency::PgIdempotency;
+pub use projects::PgProjects;
+pub use social::PgTaskSocial;
+pub use tasks::PgTasks;
