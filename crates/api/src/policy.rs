@@ -55,6 +55,19 @@ pub struct PlanDoor {
     pub need: DoorNeed,
     pub person_only: bool,
     pub gated: bool,
+    /// Takes an `Idempotency-Key` (marked [IK] in the wire contract).
+    pub idempotency: Idempotency,
+}
+
+/// What a Plan door does with `Idempotency-Key`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idempotency {
+    /// Ignored.
+    None,
+    /// Honoured when sent.
+    Optional,
+    /// Refused without one (`idempotency_key_required`), except on a dry run.
+    Required,
 }
 
 impl Policy {
@@ -134,6 +147,7 @@ impl Policy {
                 need,
                 person_only: false,
                 gated: true,
+                idempotency: Idempotency::None,
             }),
             ..Policy::api(scope)
         }
@@ -158,6 +172,22 @@ impl Policy {
     pub const fn person_only(mut self) -> Self {
         if let Some(door) = &mut self.plan {
             door.person_only = true;
+        }
+        self
+    }
+
+    /// Honours `Idempotency-Key` (an [IK] door).
+    pub const fn idempotent(mut self) -> Self {
+        if let Some(door) = &mut self.plan {
+            door.idempotency = Idempotency::Optional;
+        }
+        self
+    }
+
+    /// Needs `Idempotency-Key` (`tasks/bulk/`).
+    pub const fn idempotency_required(mut self) -> Self {
+        if let Some(door) = &mut self.plan {
+            door.idempotency = Idempotency::Required;
         }
         self
     }

@@ -34,11 +34,11 @@ use utoipa::ToSchema;
 
 use crate::error::ApiError;
 
-type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T, actix_web::Error>>>>;
+pub(crate) type BoxFut<T> = Pin<Box<dyn Future<Output = Result<T, actix_web::Error>>>>;
 
 /// Reads the body as JSON: `Null` when there is none. A missing `Content-Type` is read as JSON
 /// (many clients omit it); a declared non-JSON type is 415 `unsupported_media_type`.
-fn read_json(req: &HttpRequest, payload: &mut Payload) -> BoxFut<Value> {
+pub(crate) fn read_json(req: &HttpRequest, payload: &mut Payload) -> BoxFut<Value> {
     let declared_json = match req.mime_type() {
         Ok(None) => true,
         Ok(Some(mime)) => mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json"),

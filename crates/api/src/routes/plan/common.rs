@@ -1,2 +1,95 @@
-//! What every Plan door shares beyond its policy: bodies (the Plan's field-map 400, agent
-//! attribution), idempotency keys, dry runs, answers.
+//! What every Plan door shares beyond its policy: bodies ([`PlanJson`]: agent attribution
+//! taken out, then the body checked against its schema), dry runs ([`DryRun`]), the actor of
+//! a write ([`PlanCaller::acting`]).
+//!
+//! Idempotency keys are applied from the route's policy (`Policy::idempotent`), not here: a
+//! handler of an [IK] door does nothing for them.
+
+use actix_web::{FromRequest, HttpRequest, dev::Payload};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use teamcomm_kernel::Error;
+use teamcomm_plan::{AgentName, PlanActor};
+use utoipa::ToSchema;
+
+use crate::auth::PlanCaller;
+use crate::error::ApiError;
+use crate::extract::{BoxFut, decode_body, read_json};
+
+/// A Plan JSON body: `agent_name` (agent attribution) taken out and checked, the rest decoded
+/// into `T` against its documented schema. An absent body reads as `{}`, so bodies whose fields
+/// are all optional need no second type.
+#[derive(Debug)]
+pub struct PlanJson<T> {
+    pub body: T,
+    pub agent_name: Option<AgentName>,
+}
+
+impl<T: DeserializeOwned + ToSchema + 'static> FromRequest for PlanJson<T> {
+    type Error = actix_web::Error;
+    type Future = BoxFut<Self>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = read_json(req, payload);
+        Box::pin(async move {
+            let mut value = match json.await? {
+                Value::Null => Value::Object(Default::default()),
+                v => v,
+            };
+            let agent_name = match value.as_object_mut().and_then(|m| m.remove("agent_name")) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(AgentName::parse(&s).map_err(ApiError)?),
+                Some(_) => {
+                    return Err(ApiError(
+                        AgentName::parse("<not a string>").expect_err("not a name"),
+                    )
+                    .into());
+                }
+            };
+            let body = decode_body::<T>(value).map_err(ApiError)?;
+            Ok(PlanJson { body, agent_name })
+        })
+    }
+}
+
+/// `?dry_run=true`: preview instead of writing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DryRun(pub bool);
+
+impl FromRequest for DryRun {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let found = req
+            .query_string()
+            .split('&')
+            .filter_map(|p| p.split_once('=').or(Some((p, ""))))
+            .find(|(k, _)| *k == "dry_run")
+            .map(|(_, v)| v);
+        std::future::ready(match found {
+            None => Ok(DryRun(false)),
+            Some("true" | "1" | "True") => Ok(DryRun(true)),
+            Some("false" | "0" | "False" | "") => Ok(DryRun(false)),
+            Some(_) => Err(ApiError(
+                Error::new(
+                    teamcomm_kernel::ErrorCode::InvalidFilterValue,
+                    "dry_run is true or false.",
+                )
+                .with_extra("parameter", "dry_run"),
+            )),
+        })
+    }
+}
+
+impl PlanCaller {
+    /// The actor of a write, with the agent its body names (a body's name wins over the
+    /// header's).
+    pub fn acting(self, agent_name: Option<AgentName>) -> PlanActor {
+        let mut actor = self.0;
+        if agent_name.is_some() {
+            actor.agent_name = agent_name;
+        }
+        actor
+    }
+}
