@@ -89,6 +89,7 @@ mod login_codes;
 mod messaging;
 mod moods;
 mod orgs;
+mod plan;
 mod rounds;
 mod teams;
 mod templates;

@@ -57,6 +57,9 @@ pub struct Ports {
     pub workflows: crate::workflows::WorkflowPorts,
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
+    /// The Plan area's ports, over the same organizations and people.
+    #[allow(dead_code)] // read by tests/contract/plan/ as its modules land
+    pub plan: crate::plan::PlanStores,
     store: Store,
 }
 
@@ -106,6 +109,7 @@ impl Ports {
             labelled_entities: labels.entities,
             kudos: Arc::new(InMemoryKudosRepository::new(org.people.clone())),
             snapshots: Arc::new(UncachedOrgSnapshots::new(org.people.clone())),
+            plan: crate::plan::PlanStores::in_memory(org.people.clone()),
             orgs: org.people,
             teams: org.teams,
             invitations: org.invitations,
@@ -175,6 +179,7 @@ impl Ports {
                 webhook_endpoints,
                 &db.url,
             ),
+            plan: crate::plan::PlanStores::postgres(database.clone()),
             keys: Arc::new(PgKeyRepository::new(database)),
             store: Store::Postgres(db),
         }

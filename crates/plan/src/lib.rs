@@ -14,6 +14,20 @@ pub mod ports;
 pub mod preview;
 pub mod service;
 
+// Each area's rules, as methods of the one `Plan` service.
+pub mod access;
+pub mod boards;
+pub mod bulk;
+pub mod comments;
+pub mod delta;
+pub mod idempotency;
+pub mod participants;
+pub mod projects;
+pub mod relations;
+pub mod states;
+pub mod task_labels;
+pub mod tasks;
+
 pub use actor::{AgentName, PlanActor, PlanScopes};
 pub use model::*;
 pub use preview::Preview;

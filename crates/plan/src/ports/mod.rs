@@ -9,19 +9,14 @@
 //! - [`TaskSocialRepository`]: relations, comments, reactions, participants, task labels.
 //! - [`IdempotencyRepository`]: the slots of the marked writes.
 
-use async_trait::async_trait;
+mod boards;
+mod idempotency;
+mod projects;
+mod social;
+mod tasks;
 
-#[async_trait]
-pub trait ProjectRepository: Send + Sync + 'static {}
-
-#[async_trait]
-pub trait BoardRepository: Send + Sync + 'static {}
-
-#[async_trait]
-pub trait TaskRepository: Send + Sync + 'static {}
-
-#[async_trait]
-pub trait TaskSocialRepository: Send + Sync + 'static {}
-
-#[async_trait]
-pub trait IdempotencyRepository: Send + Sync + 'static {}
+pub use boards::*;
+pub use idempotency::*;
+pub use projects::*;
+pub use social::*;
+pub use tasks::*;

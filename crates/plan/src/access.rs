@@ -1,0 +1,1 @@
+//! Plan: access (rules on the [`crate::Plan`] service).

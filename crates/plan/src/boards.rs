@@ -1,0 +1,1 @@
+//! Plan: boards (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: bulk (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: comments (rules on the [`crate::Plan`] service).

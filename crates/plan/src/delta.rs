@@ -1,0 +1,1 @@
+//! Plan: delta (rules on the [`crate::Plan`] service).

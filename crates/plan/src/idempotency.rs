@@ -1,0 +1,1 @@
+//! Plan: idempotency (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: participants (rules on the [`crate::Plan`] service).

@@ -1,0 +1,6 @@
+//! Task relations, comments, reactions, participants and labels.
+
+use async_trait::async_trait;
+
+#[async_trait]
+pub trait TaskSocialRepository: Send + Sync + 'static {}

@@ -1,0 +1,1 @@
+//! Plan: projects (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: relations (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: states (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: task_labels (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan: tasks (rules on the [`crate::Plan`] service).

@@ -1,0 +1,1 @@
+//! Plan port contract: tasks.
