@@ -74,6 +74,8 @@ pub async fn enforce_policy(
         .app_data::<&'static Registry>()
         .and_then(|r| r.policy_for(req.method().as_str(), req.path()));
     let state = req.app_data::<web::Data<AppState>>().cloned();
+    // A Plan door's organization, once its caller is known: its handler runs `plan_doors::around`.
+    let mut plan_org = None;
     if let (Some(policy), Some(state)) = (policy, state) {
         let authenticated = match policy.credentials {
             Credentials::Public => throttle_client(&state, req.request(), &policy)
@@ -103,14 +105,20 @@ pub async fn enforce_policy(
             // Answered here, on this request, so the response keeps its rate-limit decision.
             Err(e) => return Ok(req.error_response(e).map_into_boxed_body()),
             Ok(Some(a)) => {
+                if let Authenticated::Plan(actor) = &a {
+                    plan_org = Some(actor.org_id());
+                }
                 req.extensions_mut().insert(a);
             }
             Ok(None) => {}
         }
     }
-    let res = next.call(req).await?;
+    let res = match (policy.and_then(|p| p.plan), plan_org) {
+        (Some(door), Some(org)) => crate::plan_doors::around(req, next, door, org).await?,
+        _ => next.call(req).await?.map_into_boxed_body(),
+    };
     give_back_if_refused(&res).await;
-    Ok(res.map_into_boxed_body())
+    Ok(res)
 }
 
 /// A request counted against a free-plan daily limit but then refused (invalid body, not found,
@@ -298,6 +306,10 @@ async fn authenticate_plan(
             (actor, credential)
         }
     };
+    let mut actor = actor;
+    if let Some(named) = agent_header(req)? {
+        actor.agent_name = Some(crate::routes::plan::common::named_agent(&actor, named)?);
+    }
     if door.gated && !actor.org.plan_beta {
         return Err(Error::new(
             ErrorCode::PlanUpgradeRequired,
@@ -309,11 +321,59 @@ async fn authenticate_plan(
     }
     actor.check_door(door.need, door.person_only || policy.admin_only)?;
     let enterprise = actor.org.plan == PlanTier::Enterprise;
-    throttle(state, req, policy, credential, enterprise).await?;
+    // Per actor: a person's credentials (sessions, CLI tokens, personal keys) share one Plan
+    // budget, kept under the person's id; a key without a person has its own.
+    let budget = match &actor.person {
+        Some(person) => CredentialRef::Session(person.id.0),
+        None => credential,
+    };
+    throttle(state, req, policy, budget, enterprise).await?;
     if policy.admin_only && !actor.is_org_admin() {
         return Err(admin_required().into());
     }
     Ok(actor)
+}
+
+/// The agent a Plan request names in `X-Dailybot-Agent-Name` (the real CLI's) or
+/// `X-Service-Agent-Name` (the spec's): percent-encoded UTF-8, checked as every agent name
+/// (`invalid_agent_attribution`). The body's `agent_name` wins over it (`PlanCaller::acting`).
+fn agent_header(req: &HttpRequest) -> Result<Option<teamcomm_plan::AgentName>, Error> {
+    let Some(raw) = req
+        .headers()
+        .get("x-dailybot-agent-name")
+        .or_else(|| req.headers().get("x-service-agent-name"))
+    else {
+        return Ok(None);
+    };
+    let refused = || {
+        Error::new(
+            ErrorCode::InvalidAgentAttribution,
+            "Invalid agent name: the header is not percent-encoded UTF-8.",
+        )
+        .with_extra("parameter", "agent_name")
+    };
+    let raw = raw.to_str().map_err(|_| refused())?;
+    let decoded = percent_decode(raw).ok_or_else(refused)?;
+    teamcomm_plan::AgentName::parse(&decoded).map(Some)
+}
+
+/// `%XX` sequences decoded as UTF-8 (`+` is kept: the CLI keeps spaces literal); `None` when a
+/// sequence is broken or the bytes are not UTF-8.
+fn percent_decode(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The credential and plan gates answer 401 in the Plan area (its code list says so; the
@@ -568,4 +628,18 @@ impl FromRequest for Operator {
 /// (the operator token's length is fixed by configuration).
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_headers_are_percent_decoded_utf8() {
+        assert_eq!(percent_decode("Zo%C3%AB bot").as_deref(), Some("Zoë bot"));
+        assert_eq!(percent_decode("a+b").as_deref(), Some("a+b"));
+        for broken in ["%", "%4", "%zz", "%C3"] {
+            assert_eq!(percent_decode(broken), None, "{broken}");
+        }
+    }
 }

@@ -18,6 +18,7 @@ pub mod middleware;
 pub mod openapi;
 pub mod paging;
 pub mod params;
+pub mod plan_doors;
 pub mod policy;
 pub mod provision;
 pub mod ratelimit;

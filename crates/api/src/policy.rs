@@ -321,31 +321,39 @@ impl Registry {
     /// The policy of the route that `method` and `path` reach: the first registered route
     /// whose template fits, as the router picks it (a path without placeholders is one lookup).
     pub fn policy_for(&self, method: &str, path: &str) -> Option<Policy> {
+        self.route_for(method, path).map(|r| r.policy)
+    }
+
+    /// The path template of the route that `method` and `path` reach (`/v1/plan/tasks/{task}/`).
+    pub fn template_for(&self, method: &str, path: &str) -> Option<String> {
+        self.route_for(method, path).map(|r| r.path.clone())
+    }
+
+    fn route_for(&self, method: &str, path: &str) -> Option<&Route> {
         let method = match method {
             "HEAD" => "GET",
             m => method_name(m)?,
         };
-        if let Some(policy) = self.exact(method, path) {
-            return Some(policy);
+        if let Some(route) = self.exact(method, path) {
+            return Some(route);
         }
         self.routes
             .iter()
             .find(|r| r.method == method && template_fits(&r.path, path))
-            .map(|r| r.policy)
     }
 
     /// The policy of the route registered as `method` on exactly this path `template`.
     pub fn policy_of_template(&self, method: &str, template: &str) -> Option<Policy> {
-        self.exact(method_name(method)?, template)
+        self.exact(method_name(method)?, template).map(|r| r.policy)
     }
 
-    /// The policy of the route registered as `method` on exactly `path`.
-    fn exact(&self, method: &str, path: &str) -> Option<Policy> {
+    /// The route registered as `method` on exactly `path`.
+    fn exact(&self, method: &str, path: &str) -> Option<&Route> {
         self.index
             .get(path)?
             .iter()
             .find(|(m, _)| *m == method)
-            .map(|(_, i)| self.routes[*i].policy)
+            .map(|(_, i)| &self.routes[*i])
     }
 
     /// The methods registered for the path template that `path` fits (`HEAD` with `GET`). When

@@ -31,6 +31,7 @@ impl<T: DeserializeOwned + ToSchema + 'static> FromRequest for PlanJson<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let json = read_json(req, payload);
+        let req = req.clone();
         Box::pin(async move {
             let mut value = match json.await? {
                 Value::Null => Value::Object(Default::default()),
@@ -46,6 +47,10 @@ impl<T: DeserializeOwned + ToSchema + 'static> FromRequest for PlanJson<T> {
                     .into());
                 }
             };
+            if let Some(name) = agent_name.clone() {
+                let caller = PlanCaller::from_request(&req, &mut Payload::None).into_inner()?;
+                named_agent(&caller.0, name).map_err(ApiError)?;
+            }
             let body = decode_body::<T>(value).map_err(ApiError)?;
             Ok(PlanJson { body, agent_name })
         })
@@ -61,30 +66,46 @@ impl FromRequest for DryRun {
     type Future = std::future::Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let found = req
-            .query_string()
-            .split('&')
-            .filter_map(|p| p.split_once('=').or(Some((p, ""))))
-            .find(|(k, _)| *k == "dry_run")
-            .map(|(_, v)| v);
-        std::future::ready(match found {
-            None => Ok(DryRun(false)),
-            Some("true" | "1" | "True") => Ok(DryRun(true)),
-            Some("false" | "0" | "False" | "") => Ok(DryRun(false)),
-            Some(_) => Err(ApiError(
-                Error::new(
-                    teamcomm_kernel::ErrorCode::InvalidFilterValue,
-                    "dry_run is true or false.",
-                )
-                .with_extra("parameter", "dry_run"),
-            )),
-        })
+        std::future::ready(dry_run_of(req.query_string()).map(DryRun).map_err(ApiError))
     }
+}
+
+/// Whether a query string asks for a dry run (`dry_run=true|1`; `false|0` or absent: no).
+pub fn dry_run_of(query: &str) -> Result<bool, Error> {
+    let found = query
+        .split('&')
+        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
+        .find(|(k, _)| *k == "dry_run")
+        .map(|(_, v)| v);
+    match found {
+        None => Ok(false),
+        Some("true" | "1" | "True") => Ok(true),
+        Some("false" | "0" | "False" | "") => Ok(false),
+        Some(_) => Err(Error::new(
+            teamcomm_kernel::ErrorCode::InvalidFilterValue,
+            "dry_run is true or false.",
+        )
+        .with_extra("parameter", "dry_run")),
+    }
+}
+
+/// An agent named on a request (`agent_name` or its headers) by `actor`: a person's credential
+/// may name the agent acting for them; an organization or agent key acts as no person and
+/// names no agent (400 `invalid_agent_attribution`; a registered agent's key is its agent).
+pub fn named_agent(actor: &PlanActor, name: AgentName) -> Result<AgentName, Error> {
+    if actor.person.is_none() {
+        return Err(Error::new(
+            teamcomm_kernel::ErrorCode::InvalidAgentAttribution,
+            "Only a person's credential names the agent acting for them; this key acts as no person.",
+        )
+        .with_extra("parameter", "agent_name"));
+    }
+    Ok(name)
 }
 
 impl PlanCaller {
     /// The actor of a write, with the agent its body names (a body's name wins over the
-    /// header's).
+    /// header's, both checked by [`named_agent`]).
     pub fn acting(self, agent_name: Option<AgentName>) -> PlanActor {
         let mut actor = self.0;
         if agent_name.is_some() {
