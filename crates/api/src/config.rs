@@ -147,6 +147,10 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_WORKFLOW_TRIGGERS",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AGENT",
     "TEAMCOMM_RATE_LIMIT_PER_HOUR_AUTH",
+    "TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_READS",
+    "TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_WRITES",
+    "TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_BULK",
+    "TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_DELTA",
     "TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER",
     "TEAMCOMM_METRICS_ALLOW",
     "TEAMCOMM_REDIS_URL",
@@ -342,11 +346,12 @@ impl Settings {
         };
         let mut rate_quotas = RateQuotas::default();
         for scope in RateScope::ALL {
-            let name = format!("TEAMCOMM_RATE_LIMIT_PER_HOUR_{}", scope.env_suffix());
+            let name = scope.setting();
             if let Some(v) = get(&name) {
                 let n = v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                    let per = scope.window().setting_word().to_lowercase();
                     bad(format!(
-                        "{name}={v} must be a whole number of requests per hour, at least 1"
+                        "{name}={v} must be a whole number of requests per {per}, at least 1"
                     ))
                 })?;
                 rate_quotas.set(scope, n);

@@ -1,5 +1,6 @@
 //! The in-process [`RateLimiter`]: one governor (GCRA) keyed limiter per scope and budget,
-//! keyed by credential. Right for a single instance; several instances behind a load balancer
+//! keyed by credential; a budget of `n` per the scope's window (an hour, a minute for the Plan
+//! scopes) is a burst of `n` refilled one request every `window / n`. Right for a single instance; several instances behind a load balancer
 //! set `TEAMCOMM_REDIS_URL` and share their budgets through the Redis adapter of the same port
 //! (`crates/ratelimit-redis`, same algorithm and answers). The `RateLimit` headers are made here
 //! for both.
@@ -7,6 +8,7 @@
 use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use governor::clock::{Clock, DefaultClock};
@@ -29,20 +31,23 @@ pub struct InProcessRateLimiter {
 }
 
 impl InProcessRateLimiter {
-    fn limiter(&self, scope: RateScope, per_hour: u32) -> Arc<Keyed> {
+    fn limiter(&self, scope: RateScope, limit: u32) -> Arc<Keyed> {
         if let Some(l) = self
             .limiters
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&(scope, per_hour))
+            .get(&(scope, limit))
         {
             return l.clone();
         }
         let mut all = self.limiters.write().unwrap_or_else(|p| p.into_inner());
-        all.entry((scope, per_hour))
+        all.entry((scope, limit))
             .or_insert_with(|| {
-                let quota =
-                    Quota::per_hour(NonZeroU32::new(per_hour.max(1)).unwrap_or(NonZeroU32::MIN));
+                let burst = NonZeroU32::new(limit.max(1)).unwrap_or(NonZeroU32::MIN);
+                let window = Duration::from_secs(scope.window().secs());
+                let quota = Quota::with_period(window / burst.get())
+                    .unwrap_or_else(|| Quota::per_hour(burst))
+                    .allow_burst(burst);
                 Arc::new(Governor::keyed(quota).with_middleware::<StateInformationMiddleware>())
             })
             .clone()
@@ -63,23 +68,17 @@ impl RateLimiter for InProcessRateLimiter {
         }
     }
 
-    async fn check(
-        &self,
-        credential: CredentialRef,
-        scope: RateScope,
-        per_hour: u32,
-    ) -> RateDecision {
-        let per_hour = per_hour.max(1);
-        let seconds_per_request = 3600.0 / f64::from(per_hour);
-        match self.limiter(scope, per_hour).check_key(&credential) {
+    async fn check(&self, credential: CredentialRef, scope: RateScope, limit: u32) -> RateDecision {
+        let limit = limit.max(1);
+        let seconds_per_request = scope.window().secs() as f64 / f64::from(limit);
+        match self.limiter(scope, limit).check_key(&credential) {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 RateDecision {
                     scope,
-                    limit: per_hour,
+                    limit,
                     remaining,
-                    reset_secs: (f64::from(per_hour - remaining.min(per_hour))
-                        * seconds_per_request)
+                    reset_secs: (f64::from(limit - remaining.min(limit)) * seconds_per_request)
                         .ceil() as u64,
                     retry_after_secs: None,
                 }
@@ -88,9 +87,9 @@ impl RateLimiter for InProcessRateLimiter {
                 let wait = not_until.wait_time_from(self.clock.now());
                 RateDecision {
                     scope,
-                    limit: per_hour,
+                    limit,
                     remaining: 0,
-                    reset_secs: (f64::from(per_hour) * seconds_per_request).ceil() as u64,
+                    reset_secs: (f64::from(limit) * seconds_per_request).ceil() as u64,
                     retry_after_secs: Some(wait.as_secs_f64().ceil().max(1.0) as u64),
                 }
             }
@@ -105,7 +104,7 @@ pub fn headers(d: &RateDecision) -> [(&'static str, String); 2] {
     [
         (
             "ratelimit-policy",
-            format!("\"{name}\";q={};w=3600", d.limit),
+            format!("\"{name}\";q={};w={}", d.limit, d.scope.window().secs()),
         ),
         (
             "ratelimit",
@@ -140,5 +139,19 @@ mod tests {
         let h = headers(&first);
         assert_eq!(h[0].1, "\"reads\";q=2;w=3600");
         assert!(h[1].1.starts_with("\"reads\";r=1;t="));
+    }
+
+    #[actix_web::test]
+    async fn plan_budgets_refill_per_minute() {
+        let l = InProcessRateLimiter::default();
+        let a = CredentialRef::Session(uuid::Uuid::new_v4());
+        for _ in 0..2 {
+            assert!(l.check(a, RateScope::PlanBulk, 2).await.allowed());
+        }
+        let refused = l.check(a, RateScope::PlanBulk, 2).await;
+        // One request every 30 s.
+        let wait = refused.retry_after_secs.unwrap();
+        assert!((29..=30).contains(&wait), "{wait}");
+        assert_eq!(headers(&refused)[0].1, "\"plan_bulk\";q=2;w=60");
     }
 }

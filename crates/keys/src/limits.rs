@@ -1,6 +1,9 @@
-//! Hourly rate limits per credential and named scope (spec "Rate limiting (general API)").
-//! The rules — which scope a request falls in, what each scope allows — live here; the counting
-//! is a port ([`RateLimiter`]) so an in-process limiter can be swapped for a shared store.
+//! Rate limits per credential and named scope: hourly for the general API (spec "Rate limiting
+//! (general API)"), per minute for the Plan area (spec "Plan area limits": reads 120, writes 60,
+//! bulk 30, delta 240 a minute). The rules — which scope a request falls in, what each scope
+//! allows in which window — live here; the counting is a port ([`RateLimiter`]) so an in-process
+//! limiter can be swapped for a shared store. A limiter reads a scope's window from
+//! [`RateScope::window`].
 
 use async_trait::async_trait;
 
@@ -31,6 +34,31 @@ pub enum RateScope {
     PlanBulk,
     /// The Plan delta feed (`boards/{b}/delta/`).
     PlanDelta,
+}
+
+/// The period a scope's budget refills over (a budget of `n` is a burst of `n`, refilled one
+/// request every `window / n`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateWindow {
+    Hour,
+    Minute,
+}
+
+impl RateWindow {
+    pub const fn secs(self) -> u64 {
+        match self {
+            RateWindow::Hour => 3600,
+            RateWindow::Minute => 60,
+        }
+    }
+
+    /// The word of the `TEAMCOMM_RATE_LIMIT_PER_<WINDOW>_<SCOPE>` settings.
+    pub const fn setting_word(self) -> &'static str {
+        match self {
+            RateWindow::Hour => "HOUR",
+            RateWindow::Minute => "MINUTE",
+        }
+    }
 }
 
 impl RateScope {
@@ -67,7 +95,28 @@ impl RateScope {
         }
     }
 
-    /// Suffix of the `TEAMCOMM_RATE_LIMIT_PER_HOUR_<SCOPE>` setting.
+    /// The window of the scope's budget: a minute for the Plan scopes, an hour elsewhere.
+    pub const fn window(self) -> RateWindow {
+        match self {
+            RateScope::PlanReads
+            | RateScope::PlanWrites
+            | RateScope::PlanBulk
+            | RateScope::PlanDelta => RateWindow::Minute,
+            _ => RateWindow::Hour,
+        }
+    }
+
+    /// The setting that overrides the budget: `TEAMCOMM_RATE_LIMIT_PER_HOUR_READS`,
+    /// `TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_READS`…
+    pub fn setting(self) -> String {
+        format!(
+            "TEAMCOMM_RATE_LIMIT_PER_{}_{}",
+            self.window().setting_word(),
+            self.env_suffix()
+        )
+    }
+
+    /// Suffix of the scope's setting ([`RateScope::setting`]).
     pub const fn env_suffix(self) -> &'static str {
         match self {
             RateScope::Reads => "READS",
@@ -85,8 +134,8 @@ impl RateScope {
         }
     }
 
-    /// Requests per hour per credential on standard plans.
-    pub const fn default_per_hour(self) -> u32 {
+    /// Requests per window ([`RateScope::window`]) per credential on standard plans.
+    pub const fn default_limit(self) -> u32 {
         match self {
             RateScope::Reads => 6_000,
             RateScope::Writes => 1_200,
@@ -96,40 +145,40 @@ impl RateScope {
             RateScope::WorkflowTriggers => 600,
             RateScope::Agent => 3_600,
             RateScope::Auth => 30,
-            // Placeholders until the Plan scopes get their per-minute windows (120, 60, 30,
-            // 240 a minute): the same counts spread over an hour.
-            RateScope::PlanReads => 120 * 60,
-            RateScope::PlanWrites => 60 * 60,
-            RateScope::PlanBulk => 30 * 60,
-            RateScope::PlanDelta => 240 * 60,
+            // A minute each (per actor: a person's credentials share one budget).
+            RateScope::PlanReads => 120,
+            RateScope::PlanWrites => 60,
+            RateScope::PlanBulk => 30,
+            RateScope::PlanDelta => 240,
         }
     }
 }
 
-/// Hourly budgets for every scope, with the multiplier enterprise plans get.
+/// Budgets for every scope (each per its window), with the multiplier enterprise plans get.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RateQuotas {
-    per_hour: [u32; RateScope::ALL.len()],
+    limits: [u32; RateScope::ALL.len()],
     pub enterprise_multiplier: u32,
 }
 
 impl Default for RateQuotas {
     fn default() -> Self {
         RateQuotas {
-            per_hour: RateScope::ALL.map(RateScope::default_per_hour),
+            limits: RateScope::ALL.map(RateScope::default_limit),
             enterprise_multiplier: 4,
         }
     }
 }
 
 impl RateQuotas {
-    pub fn set(&mut self, scope: RateScope, per_hour: u32) {
-        self.per_hour[scope as usize] = per_hour.max(1);
+    /// Sets the budget of `scope` (requests per its window).
+    pub fn set(&mut self, scope: RateScope, limit: u32) {
+        self.limits[scope as usize] = limit.max(1);
     }
 
-    /// The hourly budget of `scope` for a standard or an enterprise organization.
-    pub fn per_hour(&self, scope: RateScope, enterprise: bool) -> u32 {
-        let base = self.per_hour[scope as usize];
+    /// The budget of `scope` per its window for a standard or an enterprise organization.
+    pub fn limit(&self, scope: RateScope, enterprise: bool) -> u32 {
+        let base = self.limits[scope as usize];
         if enterprise {
             base.saturating_mul(self.enterprise_multiplier.max(1))
         } else {
@@ -142,7 +191,7 @@ impl RateQuotas {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateDecision {
     pub scope: RateScope,
-    /// The hourly budget.
+    /// The budget per the scope's window.
     pub limit: u32,
     /// Requests left right now.
     pub remaining: u32,
@@ -158,23 +207,19 @@ impl RateDecision {
     }
 }
 
-/// Counts requests per (credential, scope). Implementations must be safe to share across
-/// workers; a multi-instance deployment needs one whose state is shared (see docs).
+/// Counts requests per (credential, scope): `limit` requests per the scope's window
+/// ([`RateScope::window`]). Implementations must be safe to share across workers; a
+/// multi-instance deployment needs one whose state is shared (see docs).
 #[async_trait]
 pub trait RateLimiter: Send + Sync + 'static {
-    async fn check(
-        &self,
-        credential: CredentialRef,
-        scope: RateScope,
-        per_hour: u32,
-    ) -> RateDecision;
+    async fn check(&self, credential: CredentialRef, scope: RateScope, limit: u32) -> RateDecision;
 
     /// Drops state nobody needs any more (called periodically); nothing by default.
     fn housekeeping(&self) {}
 }
 
-/// The rate-limit use case: a credential spends one request of a scope's hourly budget, which
-/// is larger for enterprise organizations.
+/// The rate-limit use case: a credential spends one request of a scope's budget, which is
+/// larger for enterprise organizations.
 #[derive(Clone)]
 pub struct RateLimits {
     quotas: RateQuotas,
@@ -193,8 +238,8 @@ impl RateLimits {
         scope: RateScope,
         enterprise: bool,
     ) -> RateDecision {
-        let per_hour = self.quotas.per_hour(scope, enterprise);
-        self.limiter.check(credential, scope, per_hour).await
+        let limit = self.quotas.limit(scope, enterprise);
+        self.limiter.check(credential, scope, limit).await
     }
 
     pub fn housekeeping(&self) {
@@ -210,9 +255,33 @@ mod tests {
     fn quotas() {
         let mut q = RateQuotas::default();
         q.set(RateScope::Reads, 10);
-        assert_eq!(q.per_hour(RateScope::Reads, false), 10);
-        assert_eq!(q.per_hour(RateScope::Reads, true), 40);
-        assert_eq!(q.per_hour(RateScope::Auth, false), 30);
+        assert_eq!(q.limit(RateScope::Reads, false), 10);
+        assert_eq!(q.limit(RateScope::Reads, true), 40);
+        assert_eq!(q.limit(RateScope::Auth, false), 30);
+    }
+
+    #[test]
+    fn plan_scopes_count_per_minute() {
+        let q = RateQuotas::default();
+        let per_minute = [
+            (RateScope::PlanReads, 120),
+            (RateScope::PlanWrites, 60),
+            (RateScope::PlanBulk, 30),
+            (RateScope::PlanDelta, 240),
+        ];
+        for (scope, n) in per_minute {
+            assert_eq!(scope.window(), RateWindow::Minute);
+            assert_eq!(q.limit(scope, false), n);
+        }
+        assert_eq!(RateScope::Reads.window().secs(), 3600);
+        assert_eq!(
+            RateScope::PlanBulk.setting(),
+            "TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_BULK"
+        );
+        assert_eq!(
+            RateScope::Reads.setting(),
+            "TEAMCOMM_RATE_LIMIT_PER_HOUR_READS"
+        );
     }
 
     /// Records the budget each check was given.

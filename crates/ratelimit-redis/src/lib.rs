@@ -1,4 +1,5 @@
-//! The Redis adapter of the [`RateLimiter`] port: hourly budgets shared by every server process
+//! The Redis adapter of the [`RateLimiter`] port: budgets (per hour, per minute for the Plan
+//! scopes: [`RateScope::window`]) shared by every server process
 //! that points at the same Redis (`TEAMCOMM_REDIS_URL`), so N processes behind a load balancer
 //! grant one budget per credential and scope, not N.
 //!
@@ -29,14 +30,15 @@ pub const PAUSE_AFTER_FAILURE: Duration = Duration::from_secs(1);
 /// At most one "Redis unavailable" warning per this period.
 pub const WARN_EVERY: Duration = Duration::from_secs(30);
 
-/// GCRA over microseconds. `KEYS[1]`: the budget's key; `ARGV[1]`: requests per hour.
-/// Answers `{allowed (0|1), remaining, reset_us, retry_after_us}`.
+/// GCRA over microseconds. `KEYS[1]`: the budget's key; `ARGV[1]`: requests per window;
+/// `ARGV[2]`: the window in seconds. Answers `{allowed (0|1), remaining, reset_us,
+/// retry_after_us}`.
 pub const GCRA: &str = r#"
-local per_hour = tonumber(ARGV[1])
+local limit = tonumber(ARGV[1])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local window = 3600000000
-local interval = window / per_hour
+local window = tonumber(ARGV[2]) * 1000000
+local interval = window / limit
 local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then tat = now end
 local new_tat = tat + interval
@@ -135,11 +137,11 @@ impl RedisRateLimiter {
         &self,
         credential: CredentialRef,
         scope: RateScope,
-        per_hour: u32,
+        limit: u32,
     ) -> Result<[i64; 4], String> {
         let mut conn = self.connection().map_err(|e| e.to_string())?;
         let mut invocation = self.script.key(self.key(credential, scope));
-        invocation.arg(per_hour);
+        invocation.arg(limit).arg(scope.window().secs());
         let answer = tokio::time::timeout(self.timeout, invocation.invoke_async(&mut conn));
         match answer.await {
             Ok(Ok(values)) => {
@@ -193,11 +195,11 @@ impl RedisRateLimiter {
 }
 
 /// What a request is told when Redis could not decide: allowed, a whole budget.
-fn open_decision(scope: RateScope, per_hour: u32) -> RateDecision {
+fn open_decision(scope: RateScope, limit: u32) -> RateDecision {
     RateDecision {
         scope,
-        limit: per_hour,
-        remaining: per_hour,
+        limit,
+        remaining: limit,
         reset_secs: 0,
         retry_after_secs: None,
     }
@@ -210,28 +212,23 @@ fn ceil_secs(us: i64) -> u64 {
 
 #[async_trait]
 impl RateLimiter for RedisRateLimiter {
-    async fn check(
-        &self,
-        credential: CredentialRef,
-        scope: RateScope,
-        per_hour: u32,
-    ) -> RateDecision {
-        let per_hour = per_hour.max(1);
+    async fn check(&self, credential: CredentialRef, scope: RateScope, limit: u32) -> RateDecision {
+        let limit = limit.max(1);
         if self.paused() {
             self.unavailable(None);
-            return open_decision(scope, per_hour);
+            return open_decision(scope, limit);
         }
-        match self.ask(credential, scope, per_hour).await {
+        match self.ask(credential, scope, limit).await {
             Ok([allowed, remaining, reset_us, retry_us]) => RateDecision {
                 scope,
-                limit: per_hour,
-                remaining: u32::try_from(remaining.max(0)).unwrap_or(0).min(per_hour),
+                limit,
+                remaining: u32::try_from(remaining.max(0)).unwrap_or(0).min(limit),
                 reset_secs: ceil_secs(reset_us),
                 retry_after_secs: (allowed == 0).then(|| ceil_secs(retry_us).max(1)),
             },
             Err(e) => {
                 self.unavailable(Some(&e));
-                open_decision(scope, per_hour)
+                open_decision(scope, limit)
             }
         }
     }

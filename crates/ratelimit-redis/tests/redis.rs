@@ -64,6 +64,22 @@ async fn a_budget_is_spent_then_refused_with_the_wait_of_one_request() {
 }
 
 #[tokio::test]
+async fn plan_budgets_refill_per_minute() {
+    if !redis_answers() {
+        return;
+    }
+    let limiter = RedisRateLimiter::new(URL, &prefix()).unwrap();
+    let a = key();
+    let first = limiter.check(a, RateScope::PlanBulk, 2).await;
+    // One request used of 2 a minute: whole again in 30 s.
+    assert!((29..=30).contains(&first.reset_secs), "{first:?}");
+    assert!(limiter.check(a, RateScope::PlanBulk, 2).await.allowed());
+    let refused = limiter.check(a, RateScope::PlanBulk, 2).await;
+    let wait = refused.retry_after_secs.unwrap();
+    assert!((29..=30).contains(&wait), "{wait}");
+}
+
+#[tokio::test]
 async fn limiters_of_several_processes_share_one_budget() {
     if !redis_answers() {
         return;
