@@ -1,1 +1,306 @@
-//! Plan: access (rules on the [`crate::Plan`] service).
+//! Who sees what: boards and projects are seen by the whole organization (`org`) or by their
+//! members (`members`: people granted directly or through a team, and organization admins).
+//! Organization and agent keys act for no person: they see `org` boards and projects only.
+//! Anything the caller cannot see is 404 `not_found`, never 403.
+
+use teamcomm_kernel::TeamId;
+use teamcomm_kernel::{Error, UserId};
+use time::OffsetDateTime;
+
+use crate::{Board, BoardRef, GrantId, Plan, PlanActor, Project, ProjectId, State, StateId};
+use crate::{StateCategory, Visibility};
+
+/// Who a member grant names: one person or one team.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grantee {
+    User(UserId),
+    Team(TeamId),
+}
+
+/// A member grant of a members-only board or project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grant {
+    pub id: GrantId,
+    pub grantee: Grantee,
+    /// Always `member` for now (the wire shows it, nobody may change it).
+    pub role: String,
+    pub created_at: OffsetDateTime,
+}
+
+/// Where a reorder puts a project or board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor<Id> {
+    Before(Id),
+    After(Id),
+    Last,
+}
+
+impl<Id: PartialEq + Copy> Anchor<Id> {
+    /// Moves `id` within `ids` (an order) to this place; `None` when the anchor is not in it.
+    pub fn place(self, ids: &mut Vec<Id>, id: Id) -> Option<()> {
+        ids.retain(|i| *i != id);
+        let at = match self {
+            Anchor::Last => ids.len(),
+            Anchor::Before(a) => ids.iter().position(|i| *i == a)?,
+            Anchor::After(a) => ids.iter().position(|i| *i == a)? + 1,
+        };
+        ids.insert(at, id);
+        Some(())
+    }
+}
+
+/// The rank of the `i`-th (0-based) of a renumbered order: gaps of 1024.
+pub fn spaced_rank(i: usize) -> i64 {
+    (i as i64 + 1) * 1024
+}
+
+/// What a caller sees, as lists filter it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Viewer {
+    /// Organization admins see everything.
+    pub all: bool,
+    /// The person, if any (keys without a person see `org` objects only).
+    pub user: Option<UserId>,
+    /// The teams of the person that some grant of the organization names.
+    pub teams: Vec<TeamId>,
+}
+
+impl Viewer {
+    /// Whether an object of this visibility and these grants is seen.
+    pub fn sees(&self, visibility: Visibility, grants: &[Grant]) -> bool {
+        visibility == Visibility::Org || self.all || grants.iter().any(|g| self.granted(g.grantee))
+    }
+
+    pub fn granted(&self, grantee: Grantee) -> bool {
+        match grantee {
+            Grantee::User(u) => self.user == Some(u),
+            Grantee::Team(t) => self.teams.contains(&t),
+        }
+    }
+}
+
+impl Plan {
+    /// What the caller sees: everything for an organization admin; for a person, their
+    /// grants and those of their teams; for a key without a person, `org` objects only.
+    pub async fn viewer(&self, actor: &PlanActor) -> Result<Viewer, Error> {
+        let Some(person) = &actor.person else {
+            return Ok(Viewer::default());
+        };
+        if actor.is_org_admin() {
+            return Ok(Viewer {
+                all: true,
+                user: Some(person.id),
+                teams: Vec::new(),
+            });
+        }
+        let mut teams = Vec::new();
+        for team in self.ports.boards.granted_teams(actor.org_id()).await? {
+            if self.ports.teams.is_member(team, person.id).await? {
+                teams.push(team);
+            }
+        }
+        Ok(Viewer {
+            all: false,
+            user: Some(person.id),
+            teams,
+        })
+    }
+
+    /// The board named by uuid or by any key it ever had, if the caller sees it (404
+    /// otherwise). Archived boards are returned too.
+    pub async fn visible_board(&self, actor: &PlanActor, board: &BoardRef) -> Result<Board, Error> {
+        let org = actor.org_id();
+        let board = match board {
+            BoardRef::Id(id) => self.ports.boards.get_board(org, *id).await?,
+            BoardRef::Key(key) => self.ports.boards.board_by_key(org, key).await?,
+        };
+        if board.visibility == Visibility::Members {
+            let grants = self.ports.boards.board_grants(org, board.id).await?;
+            if !self.viewer(actor).await?.sees(board.visibility, &grants) {
+                return Err(Error::not_found());
+            }
+        }
+        Ok(board)
+    }
+
+    /// The project, if the caller sees it (404 otherwise). Archived projects are returned too.
+    pub async fn visible_project(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+    ) -> Result<Project, Error> {
+        let org = actor.org_id();
+        let project = self.ports.projects.get_project(org, id).await?;
+        if project.visibility == Visibility::Members {
+            let grants = self.ports.projects.project_grants(org, id).await?;
+            if !self.viewer(actor).await?.sees(project.visibility, &grants) {
+                return Err(Error::not_found());
+            }
+        }
+        Ok(project)
+    }
+
+    /// The board's live columns, by position.
+    pub async fn live_states(&self, board: &Board) -> Result<Vec<State>, Error> {
+        let mut states = self
+            .ports
+            .boards
+            .board_states(board.org_id, board.id)
+            .await?;
+        states.retain(|s| !s.is_archived);
+        states.sort_by_key(|s| s.position);
+        Ok(states)
+    }
+
+    /// A column of the board (archived ones too); 404 when it is not the board's.
+    pub async fn board_state(&self, board: &Board, id: StateId) -> Result<State, Error> {
+        self.ports
+            .boards
+            .board_states(board.org_id, board.id)
+            .await?
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(Error::not_found)
+    }
+
+    /// The board's default column for new tasks: the live one marked default, else the first
+    /// live `todo`, else the first live column; `board_not_initialized` when it has none.
+    pub async fn default_state(&self, board: &Board) -> Result<State, Error> {
+        let states = self.live_states(board).await?;
+        states
+            .iter()
+            .find(|s| s.is_default)
+            .or_else(|| states.iter().find(|s| s.category == StateCategory::Todo))
+            .or_else(|| states.first())
+            .cloned()
+            .ok_or_else(crate::states::board_not_initialized)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use teamcomm_kernel::ErrorCode;
+    use teamcomm_org::Role;
+
+    use crate::boards::{BoardPatch, NewBoard};
+    use crate::projects::NewProject;
+    use crate::testing::World;
+    use crate::{BoardRef, PlanScopes, StateCategory, Visibility};
+
+    #[tokio::test]
+    async fn a_new_board_has_the_default_columns() {
+        let w = World::new().await;
+        let p = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Core"))
+            .await
+            .unwrap();
+        let b = w
+            .plan
+            .create_board(
+                &w.admin,
+                NewBoard {
+                    name: "Engineering".into(),
+                    project: p.id,
+                    key: "eng".into(),
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(b.key, "ENG");
+        let states = w.plan.live_states(&b).await.unwrap();
+        let names: Vec<_> = states
+            .iter()
+            .map(|s| (s.name.as_str(), s.position))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Backlog", 1),
+                ("Todo", 2),
+                ("In Progress", 3),
+                ("Done", 4),
+                ("Canceled", 5)
+            ]
+        );
+        let default = w.plan.default_state(&b).await.unwrap();
+        assert_eq!(default.category, StateCategory::Todo);
+        assert_eq!(
+            w.plan.board_state(&b, states[3].id).await.unwrap().category,
+            StateCategory::Done
+        );
+        assert_eq!(
+            w.plan
+                .board_state(&b, crate::StateId::new())
+                .await
+                .unwrap_err()
+                .code(),
+            ErrorCode::NotFound
+        );
+    }
+
+    #[tokio::test]
+    async fn members_only_boards_are_hidden_from_others() {
+        let w = World::new().await;
+        let p = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Core"))
+            .await
+            .unwrap();
+        let b = w
+            .plan
+            .create_board(
+                &w.admin,
+                NewBoard {
+                    name: "Secret".into(),
+                    project: p.id,
+                    key: "SEC".into(),
+                },
+            )
+            .await
+            .unwrap();
+        let by_key = BoardRef::Key("SEC".into());
+        let key = w.key(PlanScopes::ALL);
+        assert_eq!(
+            w.plan.visible_board(&w.member, &by_key).await.unwrap().id,
+            b.id
+        );
+        assert!(
+            w.plan
+                .visible_board(&key, &BoardRef::Id(b.id))
+                .await
+                .is_ok()
+        );
+        w.mem
+            .lock()
+            .boards
+            .boards
+            .iter_mut()
+            .for_each(|x| x.visibility = Visibility::Members);
+        for who in [&w.member, &key] {
+            let e = w.plan.visible_board(who, &by_key).await.unwrap_err();
+            assert_eq!(e.code(), ErrorCode::NotFound);
+        }
+        assert!(w.plan.visible_board(&w.admin, &by_key).await.is_ok());
+        let other = w.person(Role::Member, "x@example.com").await;
+        assert!(w.plan.visible_board(&other, &by_key).await.is_err());
+        let _ = BoardPatch::default();
+    }
+
+    #[tokio::test]
+    async fn unknown_boards_and_projects_are_not_found() {
+        let w = World::new().await;
+        let e = w
+            .plan
+            .visible_board(&w.member, &BoardRef::Key("NOPE".into()))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+        let e = w
+            .plan
+            .visible_project(&w.member, crate::ProjectId::new())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+    }
+}

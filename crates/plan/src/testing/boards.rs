@@ -1,12 +1,452 @@
 //! In memory: the boards part of [`super::PlanState`] and [`BoardRepository`].
 
 use async_trait::async_trait;
+use teamcomm_kernel::TeamId;
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use time::OffsetDateTime;
 
-use super::InMemoryPlan;
+use super::projects::page_of;
+use super::{InMemoryPlan, PlanState};
+use crate::access::{Anchor, Grant, Grantee, spaced_rank};
+use crate::actor::Executor;
+use crate::boards::{BoardFilter, BoardPatch};
 use crate::ports::BoardRepository;
+use crate::{Board, BoardId, GrantId, ProjectId, State, StateId};
+
+/// A key a board has or had.
+#[derive(Debug, Clone)]
+pub struct KeyRow {
+    pub org: OrgId,
+    pub key: String,
+    pub board: BoardId,
+    pub retired_at: Option<OffsetDateTime>,
+}
 
 #[derive(Debug, Default)]
-pub struct BoardsMem {}
+pub struct BoardsMem {
+    pub boards: Vec<Board>,
+    pub keys: Vec<KeyRow>,
+    pub grants: Vec<(BoardId, Grant)>,
+    pub visits: Vec<(OrgId, UserId, BoardId, OffsetDateTime)>,
+    pub states: Vec<State>,
+}
+
+impl BoardsMem {
+    fn get(&self, org: OrgId, id: BoardId) -> Result<&Board, RepoError> {
+        self.boards
+            .iter()
+            .find(|b| b.id == id && b.org_id == org)
+            .ok_or(RepoError::NotFound)
+    }
+
+    fn get_mut(&mut self, org: OrgId, id: BoardId) -> Result<&mut Board, RepoError> {
+        self.boards
+            .iter_mut()
+            .find(|b| b.id == id && b.org_id == org)
+            .ok_or(RepoError::NotFound)
+    }
+
+    fn key_owner(&self, org: OrgId, key: &str) -> Option<BoardId> {
+        self.keys
+            .iter()
+            .find(|k| k.org == org && k.key == key)
+            .map(|k| k.board)
+    }
+}
+
+fn key_conflict() -> RepoError {
+    RepoError::Conflict {
+        constraint: "plan_board_keys_pkey".into(),
+    }
+}
+
+/// Closed and all live tasks of these boards (tasks are the tasks area's; none in memory yet
+/// is zero of zero).
+pub(super) fn task_tally(_s: &PlanState, _boards: &[BoardId]) -> (u64, u64) {
+    (0, 0)
+}
 
 #[async_trait]
-impl BoardRepository for InMemoryPlan {}
+impl BoardRepository for InMemoryPlan {
+    async fn create_board(&self, board: &Board, states: &[State]) -> Result<Board, RepoError> {
+        let mut s = self.lock();
+        s.projects
+            .projects
+            .iter()
+            .find(|p| p.id == board.project_id && p.org_id == board.org_id)
+            .ok_or(RepoError::NotFound)?;
+        let m = &mut s.boards;
+        if m.key_owner(board.org_id, &board.key).is_some() {
+            return Err(key_conflict());
+        }
+        let rank = m
+            .boards
+            .iter()
+            .filter(|b| b.org_id == board.org_id)
+            .map(|b| b.rank)
+            .max()
+            .unwrap_or(0)
+            + 1024;
+        let board = Board {
+            rank,
+            ..board.clone()
+        };
+        m.keys.push(KeyRow {
+            org: board.org_id,
+            key: board.key.clone(),
+            board: board.id,
+            retired_at: None,
+        });
+        m.boards.push(board.clone());
+        m.states.extend(states.iter().cloned());
+        Ok(board)
+    }
+
+    async fn get_board(&self, org: OrgId, id: BoardId) -> Result<Board, RepoError> {
+        self.lock().boards.get(org, id).cloned()
+    }
+
+    async fn board_by_key(&self, org: OrgId, key: &str) -> Result<Board, RepoError> {
+        let s = self.lock();
+        let id = s.boards.key_owner(org, key).ok_or(RepoError::NotFound)?;
+        s.boards.get(org, id).cloned()
+    }
+
+    async fn list_boards(
+        &self,
+        org: OrgId,
+        filter: &BoardFilter,
+        page: PageRequest,
+    ) -> Result<Page<Board>, RepoError> {
+        let s = self.lock();
+        let m = &s.boards;
+        let mut found: Vec<Board> = m
+            .boards
+            .iter()
+            .filter(|b| b.org_id == org && (filter.include_archived || !b.is_archived))
+            .filter(|b| filter.project.is_none_or(|p| b.project_id == p))
+            .filter(|b| {
+                let grants: Vec<Grant> = m
+                    .grants
+                    .iter()
+                    .filter(|(id, _)| *id == b.id)
+                    .map(|(_, g)| g.clone())
+                    .collect();
+                filter.viewer.sees(b.visibility, &grants)
+            })
+            .filter(|b| {
+                filter.search.as_ref().is_none_or(|q| {
+                    let q = q.to_lowercase();
+                    b.name.to_lowercase().contains(&q) || b.key.to_lowercase().contains(&q)
+                })
+            })
+            .filter(|b| filter.start_date.is_none_or(|d| b.created_at.date() >= d))
+            .filter(|b| filter.end_date.is_none_or(|d| b.created_at.date() <= d))
+            .cloned()
+            .collect();
+        found.sort_by_key(|b| (b.rank, b.id));
+        Ok(page_of(found, page))
+    }
+
+    async fn count_live_boards(&self, org: OrgId) -> Result<u64, RepoError> {
+        Ok(self
+            .lock()
+            .boards
+            .boards
+            .iter()
+            .filter(|b| b.org_id == org && !b.is_archived)
+            .count() as u64)
+    }
+
+    async fn update_board(
+        &self,
+        org: OrgId,
+        id: BoardId,
+        patch: &BoardPatch,
+    ) -> Result<Board, RepoError> {
+        let mut s = self.lock();
+        if let Some(project) = patch.project {
+            s.projects
+                .projects
+                .iter()
+                .find(|p| p.id == project && p.org_id == org)
+                .ok_or(RepoError::NotFound)?;
+        }
+        let m = &mut s.boards;
+        let current = m.get(org, id)?.clone();
+        let now = patch.updated_at.unwrap_or(current.updated_at);
+        if let Some(key) = patch.key.as_ref().filter(|k| **k != current.key) {
+            match m.key_owner(org, key) {
+                Some(owner) if owner != id => return Err(key_conflict()),
+                Some(_) => {}
+                None => m.keys.push(KeyRow {
+                    org,
+                    key: key.clone(),
+                    board: id,
+                    retired_at: None,
+                }),
+            }
+            for k in m.keys.iter_mut().filter(|k| k.org == org && k.board == id) {
+                k.retired_at = if k.key == *key {
+                    None
+                } else {
+                    k.retired_at.or(Some(now))
+                };
+            }
+        }
+        let b = m.get_mut(org, id)?;
+        if let Some(v) = &patch.name {
+            b.name = v.clone();
+        }
+        if let Some(v) = &patch.key {
+            b.key = v.clone();
+        }
+        if let Some(v) = patch.visibility {
+            b.visibility = v;
+        }
+        if let Some(v) = patch.estimate_scale {
+            b.estimate_scale = v;
+        }
+        if let Some(v) = patch.archive_after_days {
+            b.archive_after_days = v;
+        }
+        if let Some(v) = patch.project {
+            b.project_id = v;
+        }
+        if let Some(v) = patch.is_archived {
+            b.is_archived = v;
+            b.archived_at = v.then_some(now);
+        }
+        b.updated_at = now;
+        Ok(b.clone())
+    }
+
+    async fn count_board_tasks(&self, org: OrgId, id: BoardId) -> Result<u64, RepoError> {
+        let s = self.lock();
+        s.boards.get(org, id)?;
+        Ok(task_tally(&s, &[id]).1)
+    }
+
+    async fn archive_board(
+        &self,
+        org: OrgId,
+        id: BoardId,
+        _by: &Executor,
+        at: OffsetDateTime,
+    ) -> Result<u64, RepoError> {
+        let mut s = self.lock();
+        let b = s.boards.get_mut(org, id)?;
+        b.is_archived = true;
+        b.archived_at = Some(at);
+        b.updated_at = at;
+        Ok(0)
+    }
+
+    async fn restore_board(&self, org: OrgId, id: BoardId) -> Result<(), RepoError> {
+        let mut s = self.lock();
+        let b = s.boards.get_mut(org, id)?;
+        b.is_archived = false;
+        b.archived_at = None;
+        Ok(())
+    }
+
+    async fn move_board(
+        &self,
+        org: OrgId,
+        id: BoardId,
+        anchor: Anchor<BoardId>,
+        project: Option<ProjectId>,
+    ) -> Result<(), RepoError> {
+        let mut s = self.lock();
+        if let Some(project) = project {
+            s.projects
+                .projects
+                .iter()
+                .find(|p| p.id == project && p.org_id == org)
+                .ok_or(RepoError::NotFound)?;
+        }
+        let m = &mut s.boards;
+        m.get(org, id)?;
+        let mut order: Vec<_> = m.boards.iter().filter(|b| b.org_id == org).collect();
+        order.sort_by_key(|b| (b.rank, b.id));
+        let mut ids: Vec<BoardId> = order.iter().map(|b| b.id).collect();
+        anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
+        for b in m.boards.iter_mut().filter(|b| b.org_id == org) {
+            let at = ids.iter().position(|i| *i == b.id).unwrap_or(0);
+            b.rank = spaced_rank(at);
+            if b.id == id {
+                if let Some(p) = project {
+                    b.project_id = p;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn board_grants(&self, org: OrgId, id: BoardId) -> Result<Vec<Grant>, RepoError> {
+        let s = self.lock();
+        s.boards.get(org, id)?;
+        Ok(s.boards
+            .grants
+            .iter()
+            .filter(|(b, _)| *b == id)
+            .map(|(_, g)| g.clone())
+            .collect())
+    }
+
+    async fn add_board_grant(
+        &self,
+        org: OrgId,
+        id: BoardId,
+        grantee: Grantee,
+        grant: GrantId,
+    ) -> Result<(Grant, bool), RepoError> {
+        let mut s = self.lock();
+        s.boards.get(org, id)?;
+        if let Some((_, g)) = s
+            .boards
+            .grants
+            .iter()
+            .find(|(b, g)| *b == id && g.grantee == grantee)
+        {
+            return Ok((g.clone(), false));
+        }
+        let g = Grant {
+            id: grant,
+            grantee,
+            role: "member".into(),
+            created_at: OffsetDateTime::now_utc(),
+        };
+        s.boards.grants.push((id, g.clone()));
+        Ok((g, true))
+    }
+
+    async fn remove_board_grant(
+        &self,
+        org: OrgId,
+        id: BoardId,
+        grant: GrantId,
+    ) -> Result<(), RepoError> {
+        let mut s = self.lock();
+        s.boards.get(org, id)?;
+        let before = s.boards.grants.len();
+        s.boards
+            .grants
+            .retain(|(b, g)| !(*b == id && g.id == grant));
+        if s.boards.grants.len() == before {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn granted_teams(&self, org: OrgId) -> Result<Vec<TeamId>, RepoError> {
+        let s = self.lock();
+        let boards = s
+            .boards
+            .grants
+            .iter()
+            .filter(|(b, _)| s.boards.get(org, *b).is_ok())
+            .map(|(_, g)| g.grantee);
+        let projects = s
+            .projects
+            .grants
+            .iter()
+            .filter(|(p, _)| {
+                s.projects
+                    .projects
+                    .iter()
+                    .any(|x| x.id == *p && x.org_id == org)
+            })
+            .map(|(_, g)| g.grantee);
+        let mut teams: Vec<TeamId> = boards
+            .chain(projects)
+            .filter_map(|g| match g {
+                Grantee::Team(t) => Some(t),
+                Grantee::User(_) => None,
+            })
+            .collect();
+        teams.sort_by_key(|t| t.0);
+        teams.dedup();
+        Ok(teams)
+    }
+
+    async fn record_visit(
+        &self,
+        org: OrgId,
+        user: UserId,
+        board: BoardId,
+        at: OffsetDateTime,
+    ) -> Result<(), RepoError> {
+        let mut s = self.lock();
+        s.boards.get(org, board)?;
+        s.boards
+            .visits
+            .retain(|(_, u, b, _)| !(*u == user && *b == board));
+        s.boards.visits.push((org, user, board, at));
+        Ok(())
+    }
+
+    async fn visits(
+        &self,
+        org: OrgId,
+        user: UserId,
+        limit: u64,
+    ) -> Result<Vec<(BoardId, OffsetDateTime)>, RepoError> {
+        let s = self.lock();
+        let mut v: Vec<_> = s
+            .boards
+            .visits
+            .iter()
+            .filter(|(o, u, _, _)| *o == org && *u == user)
+            .map(|(_, _, b, at)| (*b, *at))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        v.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(v)
+    }
+
+    async fn board_states(&self, org: OrgId, board: BoardId) -> Result<Vec<State>, RepoError> {
+        let s = self.lock();
+        s.boards.get(org, board)?;
+        let mut v: Vec<State> = s
+            .boards
+            .states
+            .iter()
+            .filter(|st| st.board_id == board)
+            .cloned()
+            .collect();
+        v.sort_by_key(|st| (st.position, st.created_at, st.id));
+        Ok(v)
+    }
+
+    async fn put_states(&self, org: OrgId, states: &[State]) -> Result<(), RepoError> {
+        let mut s = self.lock();
+        for st in states {
+            s.boards.get(org, st.board_id)?;
+        }
+        for st in states {
+            match s.boards.states.iter_mut().find(|x| x.id == st.id) {
+                Some(x) => *x = st.clone(),
+                None => s.boards.states.push(st.clone()),
+            }
+        }
+        Ok(())
+    }
+
+    async fn count_state_tasks(&self, _org: OrgId, _state: StateId) -> Result<u64, RepoError> {
+        Ok(0)
+    }
+
+    async fn archive_state(
+        &self,
+        org: OrgId,
+        states: &[State],
+        _from: StateId,
+        _to: Option<StateId>,
+        _by: &Executor,
+        _at: OffsetDateTime,
+    ) -> Result<u64, RepoError> {
+        self.put_states(org, states).await?;
+        Ok(0)
+    }
+}
