@@ -1,6 +1,203 @@
 //! Tasks (numbers, versions, ranks), their event log, the delta feed.
 
 use async_trait::async_trait;
+use serde_json::Value;
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use time::{Date, OffsetDateTime};
+use uuid::Uuid;
+
+use crate::actor::Executor;
+use crate::{BoardId, StateId, Task, TaskId};
+
+/// A task to insert: the repository gives it its number (`KEY-n`), its rank (last of its
+/// column), version 1 and its timestamps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    pub id: TaskId,
+    pub org_id: OrgId,
+    pub board_id: BoardId,
+    pub state_id: StateId,
+    pub parent_id: Option<TaskId>,
+    pub title: String,
+    pub description: String,
+    pub owner: Option<UserId>,
+    pub priority: Option<i16>,
+    pub estimate: Option<i32>,
+    pub start_date: Option<Date>,
+    pub due_date: Option<Date>,
+    /// Set when the column is done or canceled.
+    pub completed_at: Option<OffsetDateTime>,
+    pub created_by: Option<UserId>,
+    pub created_by_agent: Option<String>,
+}
+
+/// What happened to a task, written in the transaction of the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaskEvent {
+    /// `created`, `updated`, `moved`, `moved_board`, `archived`, `restored`, `duplicated`…
+    pub kind: &'static str,
+    pub by: Executor,
+    pub data: Value,
+}
+
+impl NewTaskEvent {
+    pub fn new(kind: &'static str, by: Executor, data: Value) -> NewTaskEvent {
+        NewTaskEvent { kind, by, data }
+    }
+}
+
+/// A row of a task's event log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskEvent {
+    pub id: Uuid,
+    pub task_id: TaskId,
+    pub board_id: BoardId,
+    pub kind: String,
+    pub actor: Option<UserId>,
+    pub agent_name: Option<String>,
+    pub data: Value,
+    pub created_at: OffsetDateTime,
+}
+
+/// Which events of a task to read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilter {
+    /// `created_at >= since`.
+    pub since: Option<OffsetDateTime>,
+    pub kind: Option<String>,
+}
+
+/// An `owner` filter value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerFilter {
+    Person(UserId),
+    Unowned,
+}
+
+/// How a person is tied to a task (`GET me/tasks/?scope=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Involvement {
+    /// They own it.
+    Owned,
+    /// They are a participant or watcher of it.
+    Participating,
+    /// Either.
+    Involved,
+}
+
+/// The orders of task lists (`sort`, optionally `-` for descending); ties by rank, then id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskSortKey {
+    Rank,
+    Priority,
+    DueDate,
+    StartDate,
+    UpdatedAt,
+    CreatedAt,
+    CompletedAt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSort {
+    pub key: TaskSortKey,
+    pub descending: bool,
+}
+
+impl Default for TaskSort {
+    fn default() -> Self {
+        TaskSort {
+            key: TaskSortKey::Rank,
+            descending: false,
+        }
+    }
+}
+
+/// Which live tasks a list reads. Every list names the boards it may read (the caller's
+/// visible boards); an empty `boards` reads nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskFilter {
+    pub boards: Vec<BoardId>,
+    pub state: Option<StateId>,
+    /// Any of these (empty: any owner).
+    pub owners: Vec<OwnerFilter>,
+    /// Carrying any of these labels.
+    pub labels: Vec<Uuid>,
+    /// In any of these milestones.
+    pub milestones: Vec<Uuid>,
+    /// With a start or due date (`true`), or neither (`false`).
+    pub has_dates: Option<bool>,
+    pub parent: Option<TaskId>,
+    /// In the title, the description or the key (case-insensitive).
+    pub search: Option<String>,
+    pub involving: Option<(UserId, Involvement)>,
+    /// Only tasks that are not done or canceled.
+    pub open_only: bool,
+}
 
 #[async_trait]
-pub trait TaskRepository: Send + Sync + 'static {}
+pub trait TaskRepository: Send + Sync + 'static {
+    /// Inserts the task with the board's next number (taken under the board row's lock in the
+    /// task's transaction: no gaps, no duplicates), last in its column, and its event.
+    async fn create_task(&self, task: &NewTask, event: &NewTaskEvent) -> Result<Task, RepoError>;
+    async fn get_task(&self, org: OrgId, id: TaskId) -> Result<Task, RepoError>;
+    /// The task numbered `number` on the board.
+    async fn task_by_number(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        number: i64,
+    ) -> Result<Task, RepoError>;
+    /// Writes the task's fields (state, rank, dates, archive flags, …) if its stored version is
+    /// still `task.version`, bumps the version, stamps `updated_at` and records the event, in
+    /// one transaction. `Conflict { constraint: "version" }` when the version moved.
+    async fn save_task(&self, task: &Task, event: &NewTaskEvent) -> Result<Task, RepoError>;
+    /// As [`Self::save_task`], for a task put on another board (`task.board_id`): it takes that
+    /// board's next number and goes last in its column.
+    async fn save_task_on_board(
+        &self,
+        task: &Task,
+        event: &NewTaskEvent,
+    ) -> Result<Task, RepoError>;
+    async fn list_tasks(
+        &self,
+        org: OrgId,
+        filter: &TaskFilter,
+        sort: TaskSort,
+        page: PageRequest,
+    ) -> Result<Page<Task>, RepoError>;
+    /// The live tasks of a column by rank (id, rank).
+    async fn column_ranks(
+        &self,
+        org: OrgId,
+        state: StateId,
+    ) -> Result<Vec<(TaskId, i64)>, RepoError>;
+    /// Spreads the ranks of a column's live tasks evenly ([`crate::tasks::RANK_STEP`] apart),
+    /// keeping their order.
+    async fn respace_column(&self, org: OrgId, state: StateId) -> Result<(), RepoError>;
+    /// Live tasks per column of the board.
+    async fn count_by_state(
+        &self,
+        org: OrgId,
+        board: BoardId,
+    ) -> Result<Vec<(StateId, u64)>, RepoError>;
+    /// A task's events, oldest first.
+    async fn task_events(
+        &self,
+        org: OrgId,
+        task: TaskId,
+        filter: &EventFilter,
+        page: PageRequest,
+    ) -> Result<Page<TaskEvent>, RepoError>;
+    /// The store's clock minus the delta feed's safety lag, truncated to the second
+    /// ([`crate::delta`] says why).
+    async fn delta_cursor(&self) -> Result<OffsetDateTime, RepoError>;
+    /// The board's tasks (archived too) with `since <= updated_at < until`, and the tasks
+    /// that left the board in that window (their `board_id` is their new board).
+    async fn board_changes(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        since: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<Vec<Task>, RepoError>;
+}

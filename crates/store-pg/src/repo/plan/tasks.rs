@@ -1,12 +1,31 @@
 //! SQL of the Plan area's tasks, their event log and the delta feed.
+//!
+//! Every task write stamps `updated_at` with `clock_timestamp()` taken just before its last
+//! statements, inside a short transaction: the delta feed (`teamcomm_plan::delta`) reads it.
 
 use async_trait::async_trait;
-use teamcomm_plan::ports::TaskRepository;
+use diesel::QueryableByName;
+use diesel::pg::Pg;
+use diesel::query_builder::{BoxedSqlQuery, SqlQuery};
+use diesel::sql_types::{
+    Array, BigInt, Bool, Date, Int2, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_plan::ports::{
+    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, TaskEvent, TaskFilter,
+    TaskRepository, TaskSort, TaskSortKey,
+};
+use teamcomm_plan::tasks::RANK_STEP;
+use teamcomm_plan::{BoardId, StateId, Task, TaskId};
+use time::OffsetDateTime;
+use uuid::Uuid;
 
+use super::super::paging::{count_from, like_pattern, limits};
 use crate::Database;
+use crate::error::db_error;
 
 pub struct PgTasks {
-    #[allow(dead_code)]
     db: Database,
 }
 
@@ -16,5 +35,837 @@ impl PgTasks {
     }
 }
 
+/// A statement built piece by piece, numbering its placeholders.
+struct Sql {
+    query: BoxedSqlQuery<'static, Pg, SqlQuery>,
+    binds: usize,
+}
+
+impl Sql {
+    fn new(text: &str) -> Sql {
+        Sql {
+            query: diesel::sql_query("").into_boxed().sql(text),
+            binds: 0,
+        }
+    }
+
+    fn push(mut self, text: &str) -> Sql {
+        self.query = self.query.sql(text);
+        self
+    }
+
+    fn bind<ST, V>(mut self, value: V) -> Sql
+    where
+        Pg: diesel::sql_types::HasSqlType<ST>,
+        V: diesel::serialize::ToSql<ST, Pg> + Send + 'static,
+        ST: Send + 'static,
+    {
+        self.binds += 1;
+        self.query = self
+            .query
+            .sql(format!("${}", self.binds))
+            .bind::<ST, V>(value);
+        self
+    }
+}
+
+/// The columns of a task with its board's current key (`t` is `plan_tasks`, `b` its board).
+const TASK_COLUMNS: &str = "t.id, t.organization_id, t.board_id, b.key AS board_key, t.number, \
+     t.state_id, t.parent_id, t.title, t.description, t.owner_id, t.priority, t.estimate, \
+     t.start_date, t.due_date, t.milestone_id, t.rank, t.version, t.is_archived, t.archived_at, \
+     t.archived_with_board, t.completed_at, t.created_by_id, t.created_by_agent, t.created_at, \
+     t.updated_at";
+
+#[derive(Debug, QueryableByName)]
+struct TaskRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    organization_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    board_id: Uuid,
+    #[diesel(sql_type = Text)]
+    board_key: String,
+    #[diesel(sql_type = BigInt)]
+    number: i64,
+    #[diesel(sql_type = SqlUuid)]
+    state_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    parent_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    title: String,
+    #[diesel(sql_type = Text)]
+    description: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    owner_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Int2>)]
+    priority: Option<i16>,
+    #[diesel(sql_type = Nullable<Int4>)]
+    estimate: Option<i32>,
+    #[diesel(sql_type = Nullable<Date>)]
+    start_date: Option<time::Date>,
+    #[diesel(sql_type = Nullable<Date>)]
+    due_date: Option<time::Date>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    milestone_id: Option<Uuid>,
+    #[diesel(sql_type = BigInt)]
+    rank: i64,
+    #[diesel(sql_type = BigInt)]
+    version: i64,
+    #[diesel(sql_type = Bool)]
+    is_archived: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    archived_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Bool)]
+    archived_with_board: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    completed_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    created_by_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    created_by_agent: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: OffsetDateTime,
+}
+
+impl From<TaskRow> for Task {
+    fn from(r: TaskRow) -> Task {
+        Task {
+            id: TaskId(r.id),
+            org_id: OrgId(r.organization_id),
+            board_id: BoardId(r.board_id),
+            board_key: r.board_key,
+            number: r.number,
+            state_id: StateId(r.state_id),
+            parent_id: r.parent_id.map(TaskId),
+            title: r.title,
+            description: r.description,
+            owner: r.owner_id.map(UserId),
+            priority: r.priority,
+            estimate: r.estimate,
+            start_date: r.start_date,
+            due_date: r.due_date,
+            milestone_id: r.milestone_id,
+            rank: r.rank,
+            version: r.version,
+            is_archived: r.is_archived,
+            archived_at: r.archived_at,
+            archived_with_board: r.archived_with_board,
+            completed_at: r.completed_at,
+            created_by: r.created_by_id.map(UserId),
+            created_by_agent: r.created_by_agent,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, QueryableByName)]
+struct EventRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    task_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    board_id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    actor_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    agent_name: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    data: serde_json::Value,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+impl From<EventRow> for TaskEvent {
+    fn from(r: EventRow) -> TaskEvent {
+        TaskEvent {
+            id: r.id,
+            task_id: TaskId(r.task_id),
+            board_id: BoardId(r.board_id),
+            kind: r.kind,
+            actor: r.actor_id.map(UserId),
+            agent_name: r.agent_name,
+            data: r.data,
+            created_at: r.created_at,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct One<T: diesel::deserialize::FromSqlRow<BigInt, Pg> + 'static> {
+    #[diesel(sql_type = BigInt)]
+    value: T,
+}
+
+#[derive(QueryableByName)]
+struct Stamp {
+    #[diesel(sql_type = Timestamptz)]
+    at: OffsetDateTime,
+}
+
+#[derive(QueryableByName)]
+struct Numbered {
+    #[diesel(sql_type = BigInt)]
+    number: i64,
+}
+
+#[derive(QueryableByName)]
+struct Ranked {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    rank: i64,
+}
+
+#[derive(QueryableByName)]
+struct StateCount {
+    #[diesel(sql_type = SqlUuid)]
+    state_id: Uuid,
+    #[diesel(sql_type = BigInt)]
+    tasks: i64,
+}
+
+fn version_moved() -> RepoError {
+    RepoError::Conflict {
+        constraint: "version".into(),
+    }
+}
+
+async fn load_task(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    id: TaskId,
+) -> Result<Task, diesel::result::Error> {
+    let row: TaskRow = Sql::new(&format!(
+        "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+         WHERE t.id = "
+    ))
+    .bind::<SqlUuid, _>(id.0)
+    .push(" AND t.organization_id = ")
+    .bind::<SqlUuid, _>(org.0)
+    .query
+    .get_result(conn)
+    .await?;
+    Ok(row.into())
+}
+
+/// The statement clock, read just before a write's last statements.
+async fn stamp(conn: &mut AsyncPgConnection) -> Result<OffsetDateTime, diesel::result::Error> {
+    let s: Stamp = diesel::sql_query("SELECT clock_timestamp() AS at")
+        .get_result(conn)
+        .await?;
+    Ok(s.at)
+}
+
+/// Takes the board's next task number under its row lock (held until the transaction ends).
+async fn take_number(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    board: BoardId,
+) -> Result<i64, diesel::result::Error> {
+    let n: Numbered =
+        Sql::new("UPDATE plan_boards SET next_task_number = next_task_number + 1 WHERE id = ")
+            .bind::<SqlUuid, _>(board.0)
+            .push(" AND organization_id = ")
+            .bind::<SqlUuid, _>(org.0)
+            .push(" RETURNING next_task_number - 1 AS number")
+            .query
+            .get_result(conn)
+            .await?;
+    Ok(n.number)
+}
+
+/// The rank after the last live task of the column.
+async fn end_of_column(
+    conn: &mut AsyncPgConnection,
+    state: StateId,
+    except: TaskId,
+) -> Result<i64, diesel::result::Error> {
+    let r: One<i64> = Sql::new("SELECT COALESCE(MAX(rank), 0) + ")
+        .bind::<BigInt, _>(RANK_STEP)
+        .push(" AS value FROM plan_tasks WHERE state_id = ")
+        .bind::<SqlUuid, _>(state.0)
+        .push(" AND NOT is_archived AND id <> ")
+        .bind::<SqlUuid, _>(except.0)
+        .query
+        .get_result(conn)
+        .await?;
+    Ok(r.value)
+}
+
+async fn insert_event(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    board: BoardId,
+    task: TaskId,
+    event: &NewTaskEvent,
+    at: OffsetDateTime,
+) -> Result<(), diesel::result::Error> {
+    Sql::new(
+        "INSERT INTO plan_task_events \
+         (id, organization_id, board_id, task_id, type, actor_id, agent_name, data, created_at) \
+         VALUES (",
+    )
+    .bind::<SqlUuid, _>(Uuid::now_v7())
+    .push(", ")
+    .bind::<SqlUuid, _>(org.0)
+    .push(", ")
+    .bind::<SqlUuid, _>(board.0)
+    .push(", ")
+    .bind::<SqlUuid, _>(task.0)
+    .push(", ")
+    .bind::<Text, _>(event.kind.to_owned())
+    .push(", ")
+    .bind::<Nullable<SqlUuid>, _>(event.by.user.map(|u| u.0))
+    .push(", ")
+    .bind::<Nullable<Text>, _>(event.by.agent.clone())
+    .push(", ")
+    .bind::<Jsonb, _>(event.data.clone())
+    .push(", ")
+    .bind::<Timestamptz, _>(at)
+    .push(")")
+    .query
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// `UPDATE plan_tasks SET <every mutable field>` of `task`, version-guarded; binds `number`
+/// and `board_id` too (a board move changes them).
+async fn write_task(
+    conn: &mut AsyncPgConnection,
+    task: &Task,
+    number: i64,
+    rank: i64,
+    at: OffsetDateTime,
+) -> Result<bool, diesel::result::Error> {
+    let updated = Sql::new("UPDATE plan_tasks SET board_id = ")
+        .bind::<SqlUuid, _>(task.board_id.0)
+        .push(", number = ")
+        .bind::<BigInt, _>(number)
+        .push(", state_id = ")
+        .bind::<SqlUuid, _>(task.state_id.0)
+        .push(", parent_id = ")
+        .bind::<Nullable<SqlUuid>, _>(task.parent_id.map(|p| p.0))
+        .push(", title = ")
+        .bind::<Text, _>(task.title.clone())
+        .push(", description = ")
+        .bind::<Text, _>(task.description.clone())
+        .push(", owner_id = ")
+        .bind::<Nullable<SqlUuid>, _>(task.owner.map(|u| u.0))
+        .push(", priority = ")
+        .bind::<Nullable<Int2>, _>(task.priority)
+        .push(", estimate = ")
+        .bind::<Nullable<Int4>, _>(task.estimate)
+        .push(", start_date = ")
+        .bind::<Nullable<Date>, _>(task.start_date)
+        .push(", due_date = ")
+        .bind::<Nullable<Date>, _>(task.due_date)
+        .push(", milestone_id = ")
+        .bind::<Nullable<SqlUuid>, _>(task.milestone_id)
+        .push(", rank = ")
+        .bind::<BigInt, _>(rank)
+        .push(", is_archived = ")
+        .bind::<Bool, _>(task.is_archived)
+        .push(", archived_at = ")
+        .bind::<Nullable<Timestamptz>, _>(task.archived_at)
+        .push(", archived_with_board = ")
+        .bind::<Bool, _>(task.archived_with_board)
+        .push(", completed_at = ")
+        .bind::<Nullable<Timestamptz>, _>(task.completed_at)
+        .push(", version = version + 1, updated_at = ")
+        .bind::<Timestamptz, _>(at)
+        .push(" WHERE id = ")
+        .bind::<SqlUuid, _>(task.id.0)
+        .push(" AND organization_id = ")
+        .bind::<SqlUuid, _>(task.org_id.0)
+        .push(" AND version = ")
+        .bind::<BigInt, _>(task.version)
+        .query
+        .execute(conn)
+        .await?;
+    Ok(updated == 1)
+}
+
+/// Why a guarded write touched no row: the task is gone, or its version moved.
+async fn missed(conn: &mut AsyncPgConnection, task: &Task) -> RepoError {
+    match load_task(conn, task.org_id, task.id).await {
+        Ok(_) => version_moved(),
+        Err(e) => db_error(e),
+    }
+}
+
 #[async_trait]
-impl TaskRepository for PgTasks {}
+impl TaskRepository for PgTasks {
+    async fn create_task(&self, new: &NewTask, event: &NewTaskEvent) -> Result<Task, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let new = new.clone();
+        let event = event.clone();
+        conn.transaction(async |conn| {
+            let number = take_number(conn, new.org_id, new.board_id).await?;
+            let rank = end_of_column(conn, new.state_id, new.id).await?;
+            let at = stamp(conn).await?;
+            Sql::new(
+                "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, \
+                 parent_id, title, description, owner_id, priority, estimate, start_date, \
+                 due_date, rank, completed_at, created_by_id, created_by_agent, created_at, \
+                 updated_at) VALUES (",
+            )
+            .bind::<SqlUuid, _>(new.id.0)
+            .push(", ")
+            .bind::<SqlUuid, _>(new.org_id.0)
+            .push(", ")
+            .bind::<SqlUuid, _>(new.board_id.0)
+            .push(", ")
+            .bind::<BigInt, _>(number)
+            .push(", ")
+            .bind::<SqlUuid, _>(new.state_id.0)
+            .push(", ")
+            .bind::<Nullable<SqlUuid>, _>(new.parent_id.map(|p| p.0))
+            .push(", ")
+            .bind::<Text, _>(new.title.clone())
+            .push(", ")
+            .bind::<Text, _>(new.description.clone())
+            .push(", ")
+            .bind::<Nullable<SqlUuid>, _>(new.owner.map(|u| u.0))
+            .push(", ")
+            .bind::<Nullable<Int2>, _>(new.priority)
+            .push(", ")
+            .bind::<Nullable<Int4>, _>(new.estimate)
+            .push(", ")
+            .bind::<Nullable<Date>, _>(new.start_date)
+            .push(", ")
+            .bind::<Nullable<Date>, _>(new.due_date)
+            .push(", ")
+            .bind::<BigInt, _>(rank)
+            .push(", ")
+            .bind::<Nullable<Timestamptz>, _>(new.completed_at)
+            .push(", ")
+            .bind::<Nullable<SqlUuid>, _>(new.created_by.map(|u| u.0))
+            .push(", ")
+            .bind::<Nullable<Text>, _>(new.created_by_agent.clone())
+            .push(", ")
+            .bind::<Timestamptz, _>(at)
+            .push(", ")
+            .bind::<Timestamptz, _>(at)
+            .push(")")
+            .query
+            .execute(conn)
+            .await?;
+            insert_event(conn, new.org_id, new.board_id, new.id, &event, at).await?;
+            load_task(conn, new.org_id, new.id).await
+        })
+        .await
+        .map_err(db_error)
+    }
+
+    async fn get_task(&self, org: OrgId, id: TaskId) -> Result<Task, RepoError> {
+        let mut conn = self.db.conn().await?;
+        load_task(&mut conn, org, id).await.map_err(db_error)
+    }
+
+    async fn task_by_number(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        number: i64,
+    ) -> Result<Task, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let row: TaskRow = Sql::new(&format!(
+            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE t.board_id = "
+        ))
+        .bind::<SqlUuid, _>(board.0)
+        .push(" AND t.number = ")
+        .bind::<BigInt, _>(number)
+        .push(" AND t.organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .query
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(row.into())
+    }
+
+    async fn save_task(&self, task: &Task, event: &NewTaskEvent) -> Result<Task, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let task = task.clone();
+        let event = event.clone();
+        let saved = conn
+            .transaction(async |conn| {
+                let at = stamp(conn).await?;
+                // The board and number stay: `number` is re-bound to its stored value.
+                let stored: Numbered = Sql::new("SELECT number FROM plan_tasks WHERE id = ")
+                    .bind::<SqlUuid, _>(task.id.0)
+                    .push(" AND organization_id = ")
+                    .bind::<SqlUuid, _>(task.org_id.0)
+                    .push(" AND board_id = ")
+                    .bind::<SqlUuid, _>(task.board_id.0)
+                    .query
+                    .get_result(conn)
+                    .await?;
+                if !write_task(conn, &task, stored.number, task.rank, at).await? {
+                    return Ok(None);
+                }
+                insert_event(conn, task.org_id, task.board_id, task.id, &event, at).await?;
+                load_task(conn, task.org_id, task.id).await.map(Some)
+            })
+            .await
+            .map_err(db_error)?;
+        match saved {
+            Some(t) => Ok(t),
+            None => Err(missed(&mut conn, &task).await),
+        }
+    }
+
+    async fn save_task_on_board(
+        &self,
+        task: &Task,
+        event: &NewTaskEvent,
+    ) -> Result<Task, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let task = task.clone();
+        let event = event.clone();
+        let saved = conn
+            .transaction(async |conn| {
+                let old: TaskRow = Sql::new(&format!(
+                    "SELECT {TASK_COLUMNS} FROM plan_tasks t \
+                     JOIN plan_boards b ON b.id = t.board_id WHERE t.id = "
+                ))
+                .bind::<SqlUuid, _>(task.id.0)
+                .push(" AND t.organization_id = ")
+                .bind::<SqlUuid, _>(task.org_id.0)
+                .query
+                .get_result(conn)
+                .await?;
+                let number = take_number(conn, task.org_id, task.board_id).await?;
+                let rank = end_of_column(conn, task.state_id, task.id).await?;
+                let at = stamp(conn).await?;
+                if !write_task(conn, &task, number, rank, at).await? {
+                    return Ok(None);
+                }
+                // Logged on the board it left: the delta feed of that board lists it.
+                insert_event(
+                    conn,
+                    task.org_id,
+                    BoardId(old.board_id),
+                    task.id,
+                    &event,
+                    at,
+                )
+                .await?;
+                load_task(conn, task.org_id, task.id).await.map(Some)
+            })
+            .await
+            .map_err(db_error)?;
+        match saved {
+            Some(t) => Ok(t),
+            None => Err(missed(&mut conn, &task).await),
+        }
+    }
+
+    async fn list_tasks(
+        &self,
+        org: OrgId,
+        filter: &TaskFilter,
+        sort: TaskSort,
+        page: PageRequest,
+    ) -> Result<Page<Task>, RepoError> {
+        if filter.boards.is_empty() {
+            return Ok(Page {
+                count: 0,
+                results: Vec::new(),
+            });
+        }
+        let mut conn = self.db.conn().await?;
+        let (limit, offset) = limits(page);
+        let rows: Vec<TaskRow> = filtered(
+            Sql::new(&format!(
+                "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id"
+            )),
+            org,
+            filter,
+        )
+        .push(&order_by(sort))
+        .push(" LIMIT ")
+        .bind::<BigInt, _>(limit)
+        .push(" OFFSET ")
+        .bind::<BigInt, _>(offset)
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        let count: One<i64> = filtered(
+            Sql::new(
+                "SELECT COUNT(*) AS value FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id",
+            ),
+            org,
+            filter,
+        )
+        .query
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(Page {
+            count: count_from(count.value)?,
+            results: rows.into_iter().map(Task::from).collect(),
+        })
+    }
+
+    async fn column_ranks(
+        &self,
+        org: OrgId,
+        state: StateId,
+    ) -> Result<Vec<(TaskId, i64)>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<Ranked> = Sql::new("SELECT id, rank FROM plan_tasks WHERE state_id = ")
+            .bind::<SqlUuid, _>(state.0)
+            .push(" AND organization_id = ")
+            .bind::<SqlUuid, _>(org.0)
+            .push(" AND NOT is_archived ORDER BY rank, id")
+            .query
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(rows.into_iter().map(|r| (TaskId(r.id), r.rank)).collect())
+    }
+
+    async fn respace_column(&self, org: OrgId, state: StateId) -> Result<(), RepoError> {
+        let mut conn = self.db.conn().await?;
+        // Ranks are order only: no version bump; the stamp lets the delta feed show the order.
+        Sql::new("UPDATE plan_tasks t SET rank = o.position * ")
+            .bind::<BigInt, _>(RANK_STEP)
+            .push(
+                ", updated_at = clock_timestamp() FROM (SELECT id, row_number() OVER \
+             (ORDER BY rank, id) AS position FROM plan_tasks WHERE state_id = ",
+            )
+            .bind::<SqlUuid, _>(state.0)
+            .push(" AND organization_id = ")
+            .bind::<SqlUuid, _>(org.0)
+            .push(" AND NOT is_archived) o WHERE t.id = o.id")
+            .query
+            .execute(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    async fn count_by_state(
+        &self,
+        org: OrgId,
+        board: BoardId,
+    ) -> Result<Vec<(StateId, u64)>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<StateCount> =
+            Sql::new("SELECT state_id, COUNT(*) AS tasks FROM plan_tasks WHERE board_id = ")
+                .bind::<SqlUuid, _>(board.0)
+                .push(" AND organization_id = ")
+                .bind::<SqlUuid, _>(org.0)
+                .push(" AND NOT is_archived GROUP BY state_id")
+                .query
+                .load(&mut conn)
+                .await
+                .map_err(db_error)?;
+        rows.into_iter()
+            .map(|r| Ok((StateId(r.state_id), count_from(r.tasks)?)))
+            .collect()
+    }
+
+    async fn task_events(
+        &self,
+        org: OrgId,
+        task: TaskId,
+        filter: &EventFilter,
+        page: PageRequest,
+    ) -> Result<Page<TaskEvent>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let where_ = |sql: Sql| {
+            let mut sql = sql
+                .push(" WHERE task_id = ")
+                .bind::<SqlUuid, _>(task.0)
+                .push(" AND organization_id = ")
+                .bind::<SqlUuid, _>(org.0);
+            if let Some(since) = filter.since {
+                sql = sql
+                    .push(" AND created_at >= ")
+                    .bind::<Timestamptz, _>(since);
+            }
+            if let Some(kind) = &filter.kind {
+                sql = sql.push(" AND type = ").bind::<Text, _>(kind.clone());
+            }
+            sql
+        };
+        let (limit, offset) = limits(page);
+        let rows: Vec<EventRow> = where_(Sql::new(
+            "SELECT id, task_id, board_id, type AS kind, actor_id, agent_name, data, created_at \
+             FROM plan_task_events",
+        ))
+        .push(" ORDER BY created_at, id LIMIT ")
+        .bind::<BigInt, _>(limit)
+        .push(" OFFSET ")
+        .bind::<BigInt, _>(offset)
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        let count: One<i64> = where_(Sql::new("SELECT COUNT(*) AS value FROM plan_task_events"))
+            .query
+            .get_result(&mut conn)
+            .await
+            .map_err(db_error)?;
+        Ok(Page {
+            count: count_from(count.value)?,
+            results: rows.into_iter().map(TaskEvent::from).collect(),
+        })
+    }
+
+    async fn delta_cursor(&self) -> Result<OffsetDateTime, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let at = stamp(&mut conn).await.map_err(db_error)?;
+        Ok(teamcomm_plan::delta::cursor_at(at))
+    }
+
+    async fn board_changes(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        since: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<Vec<Task>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<TaskRow> = Sql::new(&format!(
+            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE t.organization_id = "
+        ))
+        .bind::<SqlUuid, _>(org.0)
+        .push(" AND ((t.board_id = ")
+        .bind::<SqlUuid, _>(board.0)
+        .push(" AND t.updated_at >= ")
+        .bind::<Timestamptz, _>(since)
+        .push(" AND t.updated_at < ")
+        .bind::<Timestamptz, _>(until)
+        .push(
+            ") OR (t.board_id <> $2 AND t.id IN (SELECT e.task_id FROM plan_task_events e \
+             WHERE e.board_id = $2 AND e.type = 'moved_board' AND e.created_at >= $3 \
+             AND e.created_at < $4))) ORDER BY t.updated_at, t.id",
+        )
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(rows.into_iter().map(Task::from).collect())
+    }
+}
+
+/// The `WHERE` of a task list.
+fn filtered(sql: Sql, org: OrgId, f: &TaskFilter) -> Sql {
+    let uuids = |ids: Vec<Uuid>| ids;
+    let mut sql = sql
+        .push(" WHERE t.organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(" AND NOT t.is_archived AND t.board_id = ANY(")
+        .bind::<Array<SqlUuid>, _>(uuids(f.boards.iter().map(|b| b.0).collect()))
+        .push(")");
+    if let Some(state) = f.state {
+        sql = sql.push(" AND t.state_id = ").bind::<SqlUuid, _>(state.0);
+    }
+    if !f.owners.is_empty() {
+        let people: Vec<Uuid> = f
+            .owners
+            .iter()
+            .filter_map(|o| match o {
+                OwnerFilter::Person(u) => Some(u.0),
+                OwnerFilter::Unowned => None,
+            })
+            .collect();
+        let unowned = f.owners.contains(&OwnerFilter::Unowned);
+        sql = sql
+            .push(" AND (t.owner_id = ANY(")
+            .bind::<Array<SqlUuid>, _>(people)
+            .push(if unowned {
+                ") OR t.owner_id IS NULL)"
+            } else {
+                "))"
+            });
+    }
+    if !f.labels.is_empty() {
+        sql = sql
+            .push(
+                " AND EXISTS (SELECT 1 FROM entity_labels el WHERE el.entity_type = 'tasks' \
+                 AND el.entity_id = t.id AND el.label_id = ANY(",
+            )
+            .bind::<Array<SqlUuid>, _>(f.labels.clone())
+            .push("))");
+    }
+    if !f.milestones.is_empty() {
+        sql = sql
+            .push(" AND t.milestone_id = ANY(")
+            .bind::<Array<SqlUuid>, _>(f.milestones.clone())
+            .push(")");
+    }
+    match f.has_dates {
+        Some(true) => sql = sql.push(" AND (t.start_date IS NOT NULL OR t.due_date IS NOT NULL)"),
+        Some(false) => sql = sql.push(" AND t.start_date IS NULL AND t.due_date IS NULL"),
+        None => {}
+    }
+    if let Some(parent) = f.parent {
+        sql = sql.push(" AND t.parent_id = ").bind::<SqlUuid, _>(parent.0);
+    }
+    if let Some(q) = &f.search {
+        sql = sql
+            .push(" AND (t.title ILIKE ")
+            .bind::<Text, _>(like_pattern(q))
+            .push(" OR t.description ILIKE ")
+            .bind::<Text, _>(like_pattern(q))
+            .push(" OR lower(b.key || '-' || t.number) = lower(")
+            .bind::<Text, _>(q.clone())
+            .push("))");
+    }
+    if let Some((user, how)) = f.involving {
+        let participates = "EXISTS (SELECT 1 FROM plan_task_participants p \
+                            WHERE p.task_id = t.id AND p.user_id = ";
+        sql = match how {
+            Involvement::Owned => sql.push(" AND t.owner_id = ").bind::<SqlUuid, _>(user.0),
+            Involvement::Participating => sql
+                .push(" AND ")
+                .push(participates)
+                .bind::<SqlUuid, _>(user.0)
+                .push(")"),
+            Involvement::Involved => sql
+                .push(" AND (t.owner_id = ")
+                .bind::<SqlUuid, _>(user.0)
+                .push(" OR ")
+                .push(participates)
+                .bind::<SqlUuid, _>(user.0)
+                .push("))"),
+        };
+    }
+    if f.open_only {
+        sql = sql.push(
+            " AND t.state_id IN (SELECT s.id FROM plan_states s WHERE s.board_id = t.board_id \
+             AND s.category NOT IN ('done', 'canceled'))",
+        );
+    }
+    sql
+}
+
+/// The `ORDER BY` of a task list: the sort key (nulls last), then rank, then id.
+fn order_by(sort: TaskSort) -> String {
+    let column = match sort.key {
+        TaskSortKey::Rank => "t.rank",
+        TaskSortKey::Priority => "t.priority",
+        TaskSortKey::DueDate => "t.due_date",
+        TaskSortKey::StartDate => "t.start_date",
+        TaskSortKey::UpdatedAt => "t.updated_at",
+        TaskSortKey::CreatedAt => "t.created_at",
+        TaskSortKey::CompletedAt => "t.completed_at",
+    };
+    let direction = if sort.descending { "DESC" } else { "ASC" };
+    format!(" ORDER BY {column} {direction} NULLS LAST, t.rank, t.id")
+}
