@@ -4,10 +4,12 @@
 //! Anything the caller cannot see is 404 `not_found`, never 403.
 
 use teamcomm_kernel::TeamId;
-use teamcomm_kernel::{Error, UserId};
+use teamcomm_kernel::{Error, ErrorCode, RepoError, UserId};
 use time::OffsetDateTime;
 
-use crate::{Board, BoardRef, GrantId, Plan, PlanActor, Project, ProjectId, State, StateId};
+use crate::{
+    Board, BoardRef, GrantId, Plan, PlanActor, Preview, Project, ProjectId, State, StateId,
+};
 use crate::{StateCategory, Visibility};
 
 /// Who a member grant names: one person or one team.
@@ -25,6 +27,44 @@ pub struct Grant {
     /// Always `member` for now (the wire shows it, nobody may change it).
     pub role: String,
     pub created_at: OffsetDateTime,
+}
+
+impl Grant {
+    /// Whether a path segment names this grant: its own uuid, or the person's or team's.
+    pub fn names(&self, who: uuid::Uuid) -> bool {
+        self.id.0 == who
+            || match self.grantee {
+                Grantee::User(u) => u.0 == who,
+                Grantee::Team(t) => t.0 == who,
+            }
+    }
+}
+
+/// A grant with the name of who it names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrantView {
+    pub grant: Grant,
+    pub name: String,
+}
+
+/// A write that may be a dry run: the preview, or what it did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DryRunOr<T> {
+    Preview(Preview),
+    Done(T),
+}
+
+/// A reorder whose anchor is wrong (both given, itself, or unknown). The wire contract's
+/// `reorder_anchor_invalid` is not among our codes: `invalid_filter_value` naming the field.
+pub fn anchor_invalid(why: &str) -> Error {
+    Error::new(ErrorCode::InvalidFilterValue, why.to_owned()).with_extra("parameter", "before")
+}
+
+pub fn last_grant() -> Error {
+    Error::new(
+        ErrorCode::LastGrantCannotBeRemoved,
+        "This is the last member of a members-only board or project.",
+    )
 }
 
 /// Where a reorder puts a project or board.
@@ -104,6 +144,51 @@ impl Plan {
             user: Some(person.id),
             teams,
         })
+    }
+
+    /// Names the grantees of these grants (a person's full name, a team's name).
+    pub async fn grant_views(
+        &self,
+        actor: &PlanActor,
+        grants: Vec<Grant>,
+    ) -> Result<Vec<GrantView>, Error> {
+        let org = actor.org_id();
+        let mut views = Vec::with_capacity(grants.len());
+        for grant in grants {
+            let name = match grant.grantee {
+                Grantee::User(u) => match self.ports.people.get_user(org, u).await {
+                    Ok(u) => u.full_name(),
+                    Err(RepoError::NotFound) => String::new(),
+                    Err(e) => return Err(e.into()),
+                },
+                Grantee::Team(t) => match self.ports.teams.get_team(org, t).await {
+                    Ok(t) => t.name,
+                    Err(RepoError::NotFound) => String::new(),
+                    Err(e) => return Err(e.into()),
+                },
+            };
+            views.push(GrantView { grant, name });
+        }
+        Ok(views)
+    }
+
+    /// A person (active) or team of the organization (`invalid_field` otherwise).
+    pub(crate) async fn check_grantee(
+        &self,
+        actor: &PlanActor,
+        grantee: Grantee,
+    ) -> Result<(), Error> {
+        match grantee {
+            Grantee::User(u) => self.check_person(actor, u, "user_uuid").await,
+            Grantee::Team(t) => match self.ports.teams.get_team(actor.org_id(), t).await {
+                Ok(_) => Ok(()),
+                Err(RepoError::NotFound) => Err(Error::invalid_field(
+                    "team_uuid",
+                    "No such team in this organization.",
+                )),
+                Err(e) => Err(e.into()),
+            },
+        }
     }
 
     /// The board named by uuid or by any key it ever had, if the caller sees it (404

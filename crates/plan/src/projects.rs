@@ -1,12 +1,13 @@
 //! Projects: boards belong to one. Names are unique in the organization (live and archived
 //! alike, ignoring case); the free plan has one live project.
 
-use teamcomm_kernel::{Error, ErrorCode, RepoError, UserId};
+use teamcomm_kernel::{Error, ErrorCode, Page, PageRequest, RepoError, UserId};
 use teamcomm_org::PlanTier;
 use time::{Date, OffsetDateTime};
+use uuid::Uuid;
 
-use crate::access::Viewer;
-use crate::{Plan, PlanActor, Project, ProjectHealth, ProjectId, Visibility};
+use crate::access::{Anchor, DryRunOr, GrantView, Grantee, Viewer, anchor_invalid, last_grant};
+use crate::{GrantId, Plan, PlanActor, Preview, Project, ProjectHealth, ProjectId, Visibility};
 
 pub const MAX_PROJECT_NAME: usize = 255;
 pub const MAX_PROJECT_DESCRIPTION: usize = 10_000;
@@ -138,11 +139,7 @@ impl Plan {
         if actor.org.plan == PlanTier::Free
             && self.ports.projects.count_live_projects(org).await? >= FREE_PROJECTS
         {
-            return Err(Error::new(
-                ErrorCode::TaskProjectsLimitReached,
-                "The free plan has one project. Upgrade to add more.",
-            )
-            .with_extra("limit", FREE_PROJECTS));
+            return Err(projects_limit());
         }
         let now = self.ports.clock.now();
         let project = Project {
@@ -162,11 +159,16 @@ impl Plan {
             created_at: now,
             updated_at: now,
         };
-        self.ports
+        let project = self
+            .ports
             .projects
             .create_project(&project)
             .await
-            .map_err(name_conflict)
+            .map_err(name_conflict)?;
+        if project.visibility == Visibility::Members {
+            self.keep_a_project_member(actor, project.id).await?;
+        }
+        Ok(project)
     }
 
     /// An active person of the organization named in a body field (`invalid_field`
@@ -186,4 +188,366 @@ impl Plan {
             Err(e) => Err(e.into()),
         }
     }
+}
+
+/// A project as its doors show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectView {
+    pub project: Project,
+    /// The lead's display name, when there is a lead.
+    pub lead_name: Option<String>,
+    /// Live boards.
+    pub board_count: u64,
+    /// `None`: not asked; `Some(None)`: asked, nothing to measure.
+    pub progress: Option<Option<ProjectProgress>>,
+}
+
+/// What a list or detail adds to projects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProjectIncludes {
+    pub progress: bool,
+}
+
+/// Checks a list's `search` text: 2 to 256 characters.
+pub fn check_search(raw: Option<&str>) -> Result<Option<String>, Error> {
+    let Some(q) = raw.map(str::trim) else {
+        return Ok(None);
+    };
+    let n = q.chars().count();
+    if n < 2 {
+        return Err(Error::new(
+            ErrorCode::SearchQueryTooShort,
+            "Search text is at least 2 characters.",
+        ));
+    }
+    if n > 256 {
+        return Err(Error::new(
+            ErrorCode::SearchQueryTooLong,
+            "Search text is at most 256 characters.",
+        ));
+    }
+    Ok(Some(q.to_owned()))
+}
+
+impl Plan {
+    /// Adds what the doors show to projects (lead names, board counts, progress if asked).
+    pub async fn project_views(
+        &self,
+        actor: &PlanActor,
+        projects: Vec<Project>,
+        includes: ProjectIncludes,
+    ) -> Result<Vec<ProjectView>, Error> {
+        let org = actor.org_id();
+        let ids: Vec<ProjectId> = projects.iter().map(|p| p.id).collect();
+        let counts = self.ports.projects.board_counts(org, &ids).await?;
+        let progress = if includes.progress {
+            self.ports.projects.progress(org, &ids).await?
+        } else {
+            Vec::new()
+        };
+        let mut views = Vec::with_capacity(projects.len());
+        for project in projects {
+            let lead_name = match project.lead {
+                Some(lead) => match self.ports.people.get_user(org, lead).await {
+                    Ok(u) => Some(u.full_name()),
+                    Err(RepoError::NotFound) => None,
+                    Err(e) => return Err(e.into()),
+                },
+                None => None,
+            };
+            let board_count = counts
+                .iter()
+                .find(|(id, _)| *id == project.id)
+                .map_or(0, |(_, n)| *n);
+            let progress = includes.progress.then(|| {
+                progress
+                    .iter()
+                    .find(|(id, _)| *id == project.id)
+                    .map(|(_, p)| *p)
+            });
+            views.push(ProjectView {
+                project,
+                lead_name,
+                board_count,
+                progress,
+            });
+        }
+        Ok(views)
+    }
+
+    /// The projects the caller sees, in the organization's order.
+    pub async fn list_projects(
+        &self,
+        actor: &PlanActor,
+        mut filter: ProjectFilter,
+        includes: ProjectIncludes,
+        page: PageRequest,
+    ) -> Result<Page<ProjectView>, Error> {
+        check_span(filter.start_date, filter.end_date)?;
+        filter.viewer = self.viewer(actor).await?;
+        let found = self
+            .ports
+            .projects
+            .list_projects(actor.org_id(), &filter, page)
+            .await?;
+        Ok(Page {
+            count: found.count,
+            results: self.project_views(actor, found.results, includes).await?,
+        })
+    }
+
+    pub async fn project_detail(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        includes: ProjectIncludes,
+    ) -> Result<ProjectView, Error> {
+        let project = self.visible_project(actor, id).await?;
+        let mut views = self.project_views(actor, vec![project], includes).await?;
+        views.pop().ok_or_else(Error::not_found)
+    }
+
+    /// Changes a project (`project_name_conflict`).
+    pub async fn update_project(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        mut patch: ProjectPatch,
+    ) -> Result<Project, Error> {
+        let project = self.visible_project(actor, id).await?;
+        patch.name = patch.name.as_deref().map(check_project_name).transpose()?;
+        patch.description = patch
+            .description
+            .as_deref()
+            .map(check_description)
+            .transpose()?;
+        check_span(
+            patch.start_date.unwrap_or(project.start_date),
+            patch.target_date.unwrap_or(project.target_date),
+        )?;
+        if let Some(Some(lead)) = patch.lead {
+            self.check_person(actor, lead, "lead").await?;
+        }
+        patch.is_archived = None;
+        patch.updated_at = Some(self.ports.clock.now());
+        if patch.visibility == Some(Visibility::Members) {
+            self.keep_a_project_member(actor, id).await?;
+        }
+        self.ports
+            .projects
+            .update_project(actor.org_id(), id, &patch)
+            .await
+            .map_err(name_conflict)
+    }
+
+    /// A project becoming members-only keeps the person who made it so as a member (an
+    /// organization admin sees it anyway).
+    async fn keep_a_project_member(&self, actor: &PlanActor, id: ProjectId) -> Result<(), Error> {
+        let org = actor.org_id();
+        if let Some(me) = actor.person_id() {
+            if self
+                .ports
+                .projects
+                .project_grants(org, id)
+                .await?
+                .is_empty()
+            {
+                self.ports
+                    .projects
+                    .add_project_grant(org, id, Grantee::User(me), GrantId::new())
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Archives a project (its boards stay as they are); a dry run answers what it would do.
+    pub async fn archive_project(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        dry_run: bool,
+    ) -> Result<DryRunOr<Project>, Error> {
+        let project = self.visible_project(actor, id).await?;
+        if dry_run {
+            let boards = self
+                .ports
+                .projects
+                .board_counts(actor.org_id(), &[id])
+                .await?
+                .first()
+                .map_or(0, |(_, n)| *n);
+            let consequence = if project.is_archived {
+                format!("Project \"{}\" is already archived.", project.name)
+            } else {
+                format!(
+                    "Project \"{}\" would be archived; its {boards} live board(s) stay as they are.",
+                    project.name
+                )
+            };
+            return Ok(DryRunOr::Preview(
+                Preview::new("project.archive", consequence)
+                    .affects("projects", u64::from(!project.is_archived))
+                    .affects("boards", 0)
+                    .restorable_at(format!("/v1/plan/projects/{id}/restore/")),
+            ));
+        }
+        if project.is_archived {
+            return Ok(DryRunOr::Done(project));
+        }
+        self.set_project_archived(actor, id, true)
+            .await
+            .map(DryRunOr::Done)
+    }
+
+    /// Makes an archived project live again (free plan: within its one project).
+    pub async fn restore_project(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+    ) -> Result<Project, Error> {
+        let project = self.visible_project(actor, id).await?;
+        if !project.is_archived {
+            return Ok(project);
+        }
+        if actor.org.plan == PlanTier::Free
+            && self
+                .ports
+                .projects
+                .count_live_projects(actor.org_id())
+                .await?
+                >= FREE_PROJECTS
+        {
+            return Err(projects_limit());
+        }
+        self.set_project_archived(actor, id, false).await
+    }
+
+    async fn set_project_archived(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        archived: bool,
+    ) -> Result<Project, Error> {
+        let patch = ProjectPatch {
+            is_archived: Some(archived),
+            updated_at: Some(self.ports.clock.now()),
+            ..ProjectPatch::default()
+        };
+        Ok(self
+            .ports
+            .projects
+            .update_project(actor.org_id(), id, &patch)
+            .await?)
+    }
+
+    /// Moves a project before or after another one, or last.
+    pub async fn reorder_project(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        anchor: Anchor<ProjectId>,
+    ) -> Result<Project, Error> {
+        self.visible_project(actor, id).await?;
+        match anchor {
+            Anchor::Before(a) | Anchor::After(a) => {
+                if a == id {
+                    return Err(anchor_invalid("The anchor is the project itself."));
+                }
+                self.visible_project(actor, a)
+                    .await
+                    .map_err(|_| anchor_invalid("No such project to place it next to."))?;
+            }
+            Anchor::Last => {}
+        }
+        self.ports
+            .projects
+            .move_project(actor.org_id(), id, anchor)
+            .await?;
+        Ok(self.ports.projects.get_project(actor.org_id(), id).await?)
+    }
+
+    /// The project's member grants, with who they name.
+    pub async fn project_members(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+    ) -> Result<Vec<GrantView>, Error> {
+        self.visible_project(actor, id).await?;
+        let grants = self
+            .ports
+            .projects
+            .project_grants(actor.org_id(), id)
+            .await?;
+        self.grant_views(actor, grants).await
+    }
+
+    /// Grants the project to a person or team; an existing grant is answered as it is (flag
+    /// false).
+    pub async fn add_project_member(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        grantee: Grantee,
+    ) -> Result<(GrantView, bool), Error> {
+        self.visible_project(actor, id).await?;
+        self.check_grantee(actor, grantee).await?;
+        let (grant, created) = self
+            .ports
+            .projects
+            .add_project_grant(actor.org_id(), id, grantee, GrantId::new())
+            .await?;
+        let view = self.grant_views(actor, vec![grant]).await?.remove(0);
+        Ok((view, created))
+    }
+
+    /// The grant a path names (by grant, person or team uuid).
+    pub async fn project_member(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        who: Uuid,
+    ) -> Result<GrantView, Error> {
+        let grants = self.project_members(actor, id).await?;
+        grants
+            .into_iter()
+            .find(|g| g.grant.names(who))
+            .ok_or_else(Error::not_found)
+    }
+
+    /// Takes a grant away; the last one of a members-only project stays
+    /// (`last_grant_cannot_be_removed`).
+    pub async fn remove_project_member(
+        &self,
+        actor: &PlanActor,
+        id: ProjectId,
+        who: Uuid,
+    ) -> Result<(), Error> {
+        let project = self.visible_project(actor, id).await?;
+        let grants = self
+            .ports
+            .projects
+            .project_grants(actor.org_id(), id)
+            .await?;
+        let grant = grants
+            .iter()
+            .find(|g| g.names(who))
+            .ok_or_else(Error::not_found)?;
+        if project.visibility == Visibility::Members && grants.len() == 1 {
+            return Err(last_grant());
+        }
+        Ok(self
+            .ports
+            .projects
+            .remove_project_grant(actor.org_id(), id, grant.id)
+            .await?)
+    }
+}
+
+pub(crate) fn projects_limit() -> Error {
+    Error::new(
+        ErrorCode::TaskProjectsLimitReached,
+        "The free plan has one project. Upgrade to add more.",
+    )
+    .with_extra("limit", FREE_PROJECTS)
 }
