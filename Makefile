@@ -54,3 +54,8 @@ openapi:
 ## Throughput of GET /v1/me/ and GET /v1/users/ (10,000 people) against the stack's floor; see docs/performance.md.
 bench:
 	bash scripts/bench.sh
+
+## The Plan (Beta) area against the floors: task create, a page of tasks on 100,000 and 1,000,000, the delta feed under 1,000+ changes a minute (issue 11 §4); see docs/performance.md.
+.PHONY: bench-plan
+bench-plan:
+	bash scripts/bench_plan.sh

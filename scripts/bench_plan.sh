@@ -1,0 +1,454 @@
+#!/usr/bin/env bash
+# `make bench-plan`: the Plan (Beta) area against the stack's floors (issue 11 §4).
+#
+# Same method as scripts/bench.sh: a fresh database, `teamcomm serve --demo` with
+# TEAMCOMM_BENCH_FLOOR=true (GET /bench/floor/?org= is one indexed single-row read, POST
+# /bench/insert/ one bare single-row insert, both through the same pool and repository layer
+# as the API), wrk in interleaved rounds, medians reported as a percentage of the floor.
+#
+# Set-up: the demo organization gets the Plan beta through the operator API; a project and
+# boards are created through the API (POST /v1/plan/projects/, POST /v1/plan/boards/); the
+# board PAGE gets BENCH_PLAN_TASKS tasks and the board BIG BENCH_PLAN_BIG_TASKS tasks, each in
+# one SQL statement (numbers 1..N, rank increasing, all in the board's default column), then
+# VACUUM ANALYZE (a table at rest, as autovacuum leaves it).
+#
+# Cases:
+#   floor                    GET /bench/floor/?org=
+#   plan_tasks_page          GET /v1/plan/tasks/?board=<PAGE uuid>&page_size=25 (target >= 50% of floor)
+#   plan_tasks_page_1m       the same on BIG (target >= 50% of floor, and flat: at least
+#                            BENCH_PLAN_FLAT_PCT% of plan_tasks_page)
+#   insert_floor             POST /bench/insert/?org=
+#   plan_task_create         POST /v1/plan/tasks/ {"title", "board"} spread over BENCH_PLAN_CREATE_BOARDS
+#                            boards (target >= 50% of insert_floor). Each create takes its board's
+#                            row lock for the task's number (KEY-n without gaps), so creates on one
+#                            board queue behind each other; spreading them is what many teams do.
+#   plan_task_create_1board  the same, every create on one board (reported, no target)
+#   plan_delta               once, after the rounds (scripts/bench_plan_delta.py): BENCH_PLAN_DELTA_WRITERS
+#                            writers PATCH tasks of PAGE (title and version) at BENCH_PLAN_DELTA_RATE
+#                            changes per minute, spread evenly, for BENCH_PLAN_DELTA_SECONDS, while a
+#                            poller follows GET /v1/plan/boards/<PAGE>/delta/?updated_since=<cursor>
+#                            from the snapshot's delta_cursor (GET boards/<PAGE>/board/), every
+#                            BENCH_PLAN_DELTA_POLL seconds. Reports delta p50/p99, write p50/p99 and
+#                            how long a change took to appear; fails if any change written is never
+#                            seen by the poller (each change is to a task no other change touches,
+#                            so every (task, version) written must come back exactly).
+#
+# Small machines are noisy, so the wrk cases run interleaved for BENCH_ROUNDS rounds and the
+# report gives the median req/s, p50 and p99 of each. Every Plan rate limit (per minute) and
+# every hourly one is 1,000,000,000, so wrk never meets a 429.
+#
+# Needs: cargo, PostgreSQL 13+ at 127.0.0.1:5432 as user `postgres` (psql), curl, python3.
+# Installs wrk with apt-get if it is missing.
+#
+# Environment:
+#   BENCH_SECONDS              measured seconds per case and round (default 10; plus a 3 s warm-up)
+#   BENCH_ROUNDS               interleaved rounds (default 3)
+#   BENCH_ENFORCE=1            exit 1 when a case is below its target (default: report only)
+#   BENCH_SKIP_BUILD=1         use the release binary already built
+#   BENCH_BIN                  binary to run (default: the release build)
+#   BENCH_PLAN_TASKS           tasks on PAGE (default 100000)
+#   BENCH_PLAN_BIG_TASKS       tasks on BIG (default 1000000)
+#   BENCH_PLAN_FLAT_PCT        plan_tasks_page_1m must reach this % of plan_tasks_page (default 80)
+#   BENCH_PLAN_CREATE_BOARDS   boards plan_task_create spreads over (default 8)
+#   BENCH_PLAN_SKIP_DELTA=1    skip plan_delta
+#   BENCH_PLAN_DELTA_RATE      changes per minute (default 1200; the target is 1,000)
+#   BENCH_PLAN_DELTA_SECONDS   how long the writers write (default 60)
+#   BENCH_PLAN_DELTA_WRITERS   concurrent writers (default 8)
+#   BENCH_PLAN_DELTA_POLL      seconds between two polls (default 1)
+#   CARGO_TARGET_DIR           default $HOME/.cache/teamcomm-target
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/teamcomm-target}"
+BENCH_SECONDS="${BENCH_SECONDS:-10}"
+BENCH_ROUNDS="${BENCH_ROUNDS:-3}"
+PAGE_TASKS="${BENCH_PLAN_TASKS:-100000}"
+BIG_TASKS="${BENCH_PLAN_BIG_TASKS:-1000000}"
+FLAT_PCT="${BENCH_PLAN_FLAT_PCT:-80}"
+CREATE_BOARDS="${BENCH_PLAN_CREATE_BOARDS:-8}"
+SKIP_DELTA="${BENCH_PLAN_SKIP_DELTA:-0}"
+DELTA_RATE="${BENCH_PLAN_DELTA_RATE:-1200}"
+DELTA_SECONDS="${BENCH_PLAN_DELTA_SECONDS:-60}"
+DELTA_WRITERS="${BENCH_PLAN_DELTA_WRITERS:-8}"
+DELTA_POLL="${BENCH_PLAN_DELTA_POLL:-1}"
+for v in BENCH_SECONDS BENCH_ROUNDS PAGE_TASKS BIG_TASKS FLAT_PCT CREATE_BOARDS DELTA_RATE DELTA_SECONDS DELTA_WRITERS; do
+    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "bench-plan: $v must be a positive whole number" >&2; exit 1; }
+done
+[[ $DELTA_POLL =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-plan: BENCH_PLAN_DELTA_POLL must be a number of seconds" >&2; exit 1; }
+[[ $CREATE_BOARDS -le 26 ]] || { echo "bench-plan: BENCH_PLAN_CREATE_BOARDS must be at most 26" >&2; exit 1; }
+WARMUP_SECONDS=3
+THREADS=2
+CONNECTIONS=64
+
+LISTEN=127.0.0.1:18090
+BASE="http://$LISTEN"
+PG_HOST=127.0.0.1
+PG_PORT=5432
+PG_USER=postgres
+DB_NAME=teamcomm_bench_plan
+BENCH_DATABASE_URL="postgres://$PG_USER@$PG_HOST:$PG_PORT/$DB_NAME"
+BIN="${BENCH_BIN:-$CARGO_TARGET_DIR/release/teamcomm}"
+# Every rate-limit budget of the bench server: far above what wrk can send.
+RATE_LIMIT=1000000000
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() {
+    printf 'bench-plan: %s\n' "$*" >&2
+    exit 1
+}
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed"; }
+
+# ------------------------------------------------------------------------------ tools
+
+need cargo
+need curl
+need psql
+need python3
+
+if ! command -v wrk >/dev/null 2>&1; then
+    log "installing wrk (apt-get)"
+    SUDO=()
+    if [[ $(id -u) -ne 0 ]]; then
+        need sudo
+        SUDO=(sudo)
+    fi
+    if ! "${SUDO[@]+"${SUDO[@]}"}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; then
+        "${SUDO[@]+"${SUDO[@]}"}" apt-get update -qq
+        "${SUDO[@]+"${SUDO[@]}"}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+    fi
+    need wrk
+fi
+
+# ------------------------------------------------------------------------------ build
+
+if [[ ${BENCH_SKIP_BUILD:-0} != 1 ]]; then
+    log "building release binary (target dir $CARGO_TARGET_DIR)"
+    cargo build --release -p teamcomm-api
+fi
+[[ -x $BIN ]] || die "no binary at $BIN"
+
+# ------------------------------------------------------------------------------ database
+
+if curl -s -o /dev/null --max-time 2 "$BASE/healthz"; then
+    die "something already answers on $LISTEN; stop it first"
+fi
+
+psql_bench() {
+    PGOPTIONS="-c client_min_messages=warning" psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -v ON_ERROR_STOP=1 -qAt "$@"
+}
+
+log "creating a fresh database $DB_NAME"
+PGOPTIONS="-c client_min_messages=warning" psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -v ON_ERROR_STOP=1 -q \
+    -c "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" \
+    -c "CREATE DATABASE $DB_NAME" >/dev/null
+
+# ------------------------------------------------------------------------------ server
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/teamcomm-bench-plan.XXXXXX")"
+SERVER_PID=""
+
+cleanup() {
+    local status=$?
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    if [[ $status -ne 0 && -s $WORK/server.stderr ]]; then
+        printf '\n--- server.stderr (last 30 lines) ---\n' >&2
+        tail -n 30 "$WORK/server.stderr" >&2 || true
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+LIMITS=()
+for scope in READS WRITES MESSAGING EMAIL INVITATIONS WORKFLOW_TRIGGERS AGENT AUTH; do
+    LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_HOUR_$scope=$RATE_LIMIT")
+done
+for scope in READS WRITES BULK DELTA; do
+    LIMITS+=("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_$scope=$RATE_LIMIT")
+done
+OPERATOR_TOKEN="$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
+
+log "starting $BIN serve --demo on $LISTEN"
+env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV \
+    -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER \
+    DATABASE_URL="$BENCH_DATABASE_URL" TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN" \
+    TEAMCOMM_BENCH_FLOOR=true TEAMCOMM_LISTEN="$LISTEN" "${LIMITS[@]}" RUST_LOG=warn \
+    "$BIN" serve --demo >"$WORK/server.stdout" 2>"$WORK/server.stderr" &
+SERVER_PID=$!
+for _ in $(seq 1 600); do # up to 60 s (the first start applies migrations)
+    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start"
+    curl -sf -o /dev/null --max-time 1 "$BASE/readyz" && break
+    sleep 0.1
+done
+curl -sf -o /dev/null --max-time 1 "$BASE/readyz" || die "the server did not become ready on $LISTEN"
+
+KEY="$(grep -E '^[[:space:]]*tck_[0-9A-Za-z]{38}[[:space:]]*$' "$WORK/server.stdout" | head -n 1 | tr -d '[:space:]' || true)"
+[[ -n $KEY ]] || die "no demo API key in the server's output (was the database really empty?)"
+
+json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+# api METHOD PATH [JSON]: a call with the demo admin's key; prints the body, fails unless 2xx.
+api() {
+    local body=() code
+    [[ -z ${3:-} ]] || body=(-H 'Content-Type: application/json' -d "$3")
+    code="$(curl -s -o "$WORK/api.json" -w '%{http_code}' -X "$1" -H "X-API-KEY: $KEY" \
+        "${body[@]+"${body[@]}"}" "$BASE$2")"
+    [[ $code == 2* ]] || die "$1 $2 answered $code: $(head -c 400 "$WORK/api.json")"
+    cat "$WORK/api.json"
+}
+
+ORG="$(api GET /v1/me/ | json_field organization_uuid)"
+log "demo organization $ORG; turning the Plan beta on"
+code="$(curl -s -o "$WORK/operator.json" -w '%{http_code}' -X PATCH -H "Authorization: Bearer $OPERATOR_TOKEN" \
+    -H 'Content-Type: application/json' -d '{"plan_beta": true}' "$BASE/operator/v1/organizations/$ORG/")"
+[[ $code == 2* ]] || die "PATCH /operator/v1/organizations/$ORG/ answered $code: $(head -c 400 "$WORK/operator.json")"
+
+policy="$(curl -s -o /dev/null -D - -H "X-API-KEY: $KEY" "$BASE/v1/plan/projects/" | tr -d '\r' |
+    awk -F': ' 'tolower($1) == "ratelimit-policy" { print $2 }' || true)"
+[[ $policy == *"q=$RATE_LIMIT;"* ]] ||
+    die "the server did not take the bench's Plan rate limits (RateLimit-Policy: ${policy:-absent})"
+
+# ------------------------------------------------------------------------------ seeding
+
+PROJECT="$(api POST /v1/plan/projects/ '{"name": "Bench"}' | json_field uuid)"
+# new_board KEY: creates a board of the project; prints its uuid.
+new_board() { api POST /v1/plan/boards/ "{\"name\": \"Bench $1\", \"project\": \"$PROJECT\", \"key\": \"$1\"}" | json_field uuid; }
+# default_state KEY: the board's default column (where a task without `state` goes).
+default_state() {
+    api GET "/v1/plan/boards/$1/states/" | python3 -c '
+import json, sys
+body = json.load(sys.stdin)
+states = body["results"] if isinstance(body, dict) else body
+print(next(s["uuid"] for s in states if s.get("is_default")))'
+}
+
+# seed KEY BOARD_UUID N: N tasks on the board in one statement, its next number after them.
+seed() {
+    local key=$1 board=$2 n=$3 state
+    state="$(default_state "$key")"
+    log "seeding $n tasks on $key"
+    psql_bench \
+        -c "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, title, rank, created_at, updated_at)
+            SELECT gen_random_uuid(), '$ORG', '$board', g, '$state', format('Bench task %s', g),
+                   g * 1024, now() - interval '1 day', now() - interval '1 day'
+            FROM generate_series(1, $n) AS g" \
+        -c "UPDATE plan_boards SET next_task_number = $n + 1 WHERE id = '$board'" >/dev/null
+}
+
+PAGE_BOARD="$(new_board PAGE)"
+BIG_BOARD="$(new_board BIG)"
+CREATE_KEYS=()
+LETTERS=ABCDEFGHIJKLMNOPQRSTUVWXYZ
+for i in $(seq 1 "$CREATE_BOARDS"); do
+    k="C${LETTERS:i-1:1}" # CA, CB, ...
+    new_board "$k" >/dev/null
+    CREATE_KEYS+=("$k")
+done
+seed PAGE "$PAGE_BOARD" "$PAGE_TASKS"
+seed BIG "$BIG_BOARD" "$BIG_TASKS"
+psql_bench -c "VACUUM ANALYZE plan_tasks" -c "ANALYZE plan_boards" -c "ANALYZE plan_states" >/dev/null
+
+for pair in "$PAGE_BOARD $PAGE_TASKS" "$BIG_BOARD $BIG_TASKS"; do
+    read -r board n <<<"$pair"
+    count="$(api GET "/v1/plan/tasks/?board=$board&page_size=1" | json_field count)"
+    [[ $count == "$n" ]] || die "GET /v1/plan/tasks/?board=$board counts $count tasks, expected $n"
+done
+
+# The create cases' requests: one board, or the boards in turn.
+lua_boards() {
+    printf -- '-- Generated by scripts/bench_plan.sh.\n'
+    printf 'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+    printf 'local boards = {'
+    printf '"%s", ' "$@"
+    printf '}\n'
+    cat <<'LUA'
+local sent = 0
+function request()
+  sent = sent + 1
+  local body = '{"title": "Bench task ' .. sent .. '", "board": "' .. boards[(sent % #boards) + 1] .. '"}'
+  return wrk.format(nil, nil, nil, body)
+end
+LUA
+}
+lua_boards "${CREATE_KEYS[@]}" >"$WORK/create.lua"
+lua_boards "${CREATE_KEYS[0]}" >"$WORK/create1.lua"
+printf 'wrk.method = "POST"\n' >"$WORK/insert.lua"
+api POST /v1/plan/tasks/ "{\"title\": \"Bench check\", \"board\": \"${CREATE_KEYS[0]}\"}" >/dev/null
+
+# ------------------------------------------------------------------------------ measuring
+
+# A wrk latency ("850.00us", "1.23ms", "1.02s") in milliseconds.
+to_ms() {
+    awk '{
+        v = $1
+        if (v ~ /us$/)      { sub(/us$/, "", v); v = v / 1000 }
+        else if (v ~ /ms$/) { sub(/ms$/, "", v) }
+        else if (v ~ /s$/)  { sub(/s$/, "", v); v = v * 1000 }
+        printf "%.2f", v
+    }'
+}
+
+declare -a CASES=()
+declare -A RUNS=() TARGET=() BASELINE=() RPS=() P50=() P99=()
+
+median() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "0"; exit }
+        if (NR % 2) { printf "%.2f\n", v[(NR + 1) / 2] }
+        else { printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }
+    }'
+}
+
+# define_case NAME BASELINE TARGET_PCT ("-" for no target)
+define_case() {
+    CASES+=("$1")
+    BASELINE[$1]=$2
+    TARGET[$1]=$3
+    RUNS[$1]=""
+}
+
+# run_case NAME URL [HEADER] [SCRIPT]: a warm-up, then BENCH_SECONDS of wrk; appends
+# "req/s p50_ms p99_ms" to the case's runs. Without SCRIPT, a GET checked once with curl first.
+run_case() {
+    local name=$1 url=$2 header=${3:-} script=${4:-}
+    local hdr=() scr=()
+    [[ -z $header ]] || hdr=(-H "$header")
+    if [[ -n $script ]]; then
+        scr=(-s "$script")
+    else
+        local code
+        code="$(curl -s -o "$WORK/check-$name.json" -w '%{http_code}' "${hdr[@]+"${hdr[@]}"}" "$url")"
+        [[ $code == 200 ]] || die "$name: $url answered $code: $(head -c 300 "$WORK/check-$name.json")"
+    fi
+    local wrk_args=(-t"$THREADS" -c"$CONNECTIONS" --latency "${hdr[@]+"${hdr[@]}"}" "${scr[@]+"${scr[@]}"}")
+    log "$name: warm-up ${WARMUP_SECONDS}s"
+    wrk "${wrk_args[@]}" -d"${WARMUP_SECONDS}s" "$url" >/dev/null
+    log "$name: measuring ${BENCH_SECONDS}s ($THREADS threads, $CONNECTIONS connections)"
+    local out
+    out="$(wrk "${wrk_args[@]}" -d"${BENCH_SECONDS}s" "$url")"
+    if grep -q 'Non-2xx or 3xx responses' <<<"$out"; then
+        printf '%s\n' "$out" >&2
+        die "$name: some responses were not 2xx; the numbers would be meaningless"
+    fi
+    if grep -q 'Socket errors' <<<"$out"; then
+        log "$name: warning: $(grep 'Socket errors' <<<"$out" | sed 's/^ *//')"
+    fi
+    local rps p50 p99
+    rps="$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")"
+    p50="$(awk '$1 == "50%" { print $2 }' <<<"$out" | to_ms)"
+    p99="$(awk '$1 == "99%" { print $2 }' <<<"$out" | to_ms)"
+    [[ -n $rps ]] || die "$name: could not read Requests/sec from wrk"
+    log "$name: $rps req/s, p50 $p50 ms, p99 $p99 ms"
+    RUNS[$name]+="$rps $p50 $p99"$'\n'
+}
+
+define_case floor - -
+define_case plan_tasks_page floor 50
+define_case plan_tasks_page_1m floor 50
+define_case insert_floor - -
+define_case plan_task_create insert_floor 50
+define_case plan_task_create_1board - -
+
+bench_round() {
+    run_case floor "$BASE/bench/floor/?org=$ORG"
+    run_case plan_tasks_page "$BASE/v1/plan/tasks/?board=$PAGE_BOARD&page_size=25" "X-API-KEY: $KEY"
+    run_case plan_tasks_page_1m "$BASE/v1/plan/tasks/?board=$BIG_BOARD&page_size=25" "X-API-KEY: $KEY"
+    run_case insert_floor "$BASE/bench/insert/?org=$ORG" "" "$WORK/insert.lua"
+    run_case plan_task_create "$BASE/v1/plan/tasks/" "X-API-KEY: $KEY" "$WORK/create.lua"
+    run_case plan_task_create_1board "$BASE/v1/plan/tasks/" "X-API-KEY: $KEY" "$WORK/create1.lua"
+}
+
+for round in $(seq 1 "$BENCH_ROUNDS"); do
+    log "round $round of $BENCH_ROUNDS"
+    bench_round
+done
+
+# plan_delta: once, after the rounds, so its writes disturb none of them.
+DELTA_RESULT=""
+if [[ $SKIP_DELTA != 1 ]]; then
+    log "plan_delta: $DELTA_WRITERS writers, $DELTA_RATE changes a minute for ${DELTA_SECONDS}s, one poller every ${DELTA_POLL}s"
+    DELTA_RESULT="$(env BENCH_BASE="$BASE" BENCH_KEY="$KEY" BENCH_BOARD=PAGE BENCH_BOARD_TASKS="$PAGE_TASKS" \
+        BENCH_DELTA_RATE="$DELTA_RATE" BENCH_DELTA_SECONDS="$DELTA_SECONDS" \
+        BENCH_DELTA_WRITERS="$DELTA_WRITERS" BENCH_DELTA_POLL="$DELTA_POLL" \
+        python3 scripts/bench_plan_delta.py | tail -n 1)" || die "plan_delta failed (see above)"
+    log "plan_delta: $DELTA_RESULT"
+fi
+delta_field() { tr ' ' '\n' <<<"$DELTA_RESULT" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+
+# ------------------------------------------------------------------------------ report
+
+for name in "${CASES[@]}"; do
+    [[ -n ${RUNS[$name]} ]] || die "$name: no runs"
+    RPS[$name]="$(awk 'NF { print $1 }' <<<"${RUNS[$name]}" | median)"
+    P50[$name]="$(awk 'NF { print $2 }' <<<"${RUNS[$name]}" | median)"
+    P99[$name]="$(awk 'NF { print $3 }' <<<"${RUNS[$name]}" | median)"
+done
+
+pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
+
+printf '\nEach round: %s s measured per case (after a %s s warm-up), wrk %s threads, %s connections.\n' \
+    "$BENCH_SECONDS" "$WARMUP_SECONDS" "$THREADS" "$CONNECTIONS"
+printf 'Boards: PAGE %s tasks, BIG %s tasks; creates spread over %s boards.\n' "$PAGE_TASKS" "$BIG_TASKS" "$CREATE_BOARDS"
+printf '\nreq/s per round:\n'
+for name in "${CASES[@]}"; do
+    printf '  %-24s %s\n' "$name" "$(awk 'NF { printf "%8.0f", $1 }' <<<"${RUNS[$name]}")"
+done
+
+printf '\nMedians over %s round(s):\n' "$BENCH_ROUNDS"
+printf '%-24s %10s %9s %9s %9s %9s  %s\n' case 'req/s' 'p50 ms' 'p99 ms' 'vs floor' 'vs insert' target
+below=0
+for name in "${CASES[@]}"; do
+    base=${BASELINE[$name]}
+    verdict=""
+    if [[ $base != - ]]; then
+        pct="$(pct_of "${RPS[$name]}" "${RPS[$base]}")"
+        target=${TARGET[$name]}
+        if awk -v p="$pct" -v t="$target" 'BEGIN { exit !(p >= t) }'; then
+            verdict=">= $target% of $base ($pct%): ok"
+        else
+            verdict=">= $target% of $base ($pct%): BELOW TARGET"
+            below=1
+        fi
+    fi
+    printf '%-24s %10.0f %9s %9s %8s%% %8s%%  %s\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" \
+        "$(pct_of "${RPS[$name]}" "${RPS[floor]}")" "$(pct_of "${RPS[$name]}" "${RPS[insert_floor]}")" "$verdict"
+done
+
+flat="$(pct_of "${RPS[plan_tasks_page_1m]}" "${RPS[plan_tasks_page]}")"
+if awk -v p="$flat" -v t="$FLAT_PCT" 'BEGIN { exit !(p >= t) }'; then
+    verdict=ok
+else
+    verdict="NOT FLAT"
+    below=1
+fi
+printf '\nA page of 25 on %s tasks runs at %s%% of the page on %s (flat: >= %s%%): %s.\n' \
+    "$BIG_TASKS" "$flat" "$PAGE_TASKS" "$FLAT_PCT" "$verdict"
+printf 'POST /v1/plan/tasks/ on one board: %s%% of insert_floor; over %s boards: %s%%.\n' \
+    "$(pct_of "${RPS[plan_task_create_1board]}" "${RPS[insert_floor]}")" "$CREATE_BOARDS" \
+    "$(pct_of "${RPS[plan_task_create]}" "${RPS[insert_floor]}")"
+
+if [[ -n $DELTA_RESULT ]]; then
+    rate="$(delta_field rate_per_minute)"
+    verdict="$(awk -v r="$rate" 'BEGIN { print (r >= 1000 ? "ok" : "BELOW TARGET (fewer than 1,000 changes a minute were written)") }')"
+    [[ $verdict == ok ]] || below=1
+    printf '\nplan_delta: %s changes by %s writers in %s s (%s a minute: %s), polled every %s s:\n' \
+        "$(delta_field written)" "$(delta_field writers)" "$(delta_field seconds)" "$rate" "$verdict" "$(delta_field poll_seconds)"
+    printf '  every change seen by the poller: %s of %s (duplicates %s); %s polls.\n' \
+        "$(delta_field seen)" "$(delta_field written)" "$(delta_field duplicates)" "$(delta_field polls)"
+    printf '  GET boards/<b>/delta/: p50 %s ms, p99 %s ms, max %s ms; largest answer %s tasks.\n' \
+        "$(delta_field delta_p50_ms)" "$(delta_field delta_p99_ms)" "$(delta_field delta_max_ms)" "$(delta_field max_batch)"
+    printf '  PATCH tasks/<t>/: p50 %s ms, p99 %s ms.\n' "$(delta_field write_p50_ms)" "$(delta_field write_p99_ms)"
+    printf '  write answered to seen by the poller: p50 %s ms, p99 %s ms (the cursor lags the clock by 2 s, truncated to the second).\n' \
+        "$(delta_field seen_p50_ms)" "$(delta_field seen_p99_ms)"
+else
+    printf '\nplan_delta: skipped (BENCH_PLAN_SKIP_DELTA=1).\n'
+fi
+
+if [[ $below == 1 && ${BENCH_ENFORCE:-0} == 1 ]]; then
+    exit 1
+fi
