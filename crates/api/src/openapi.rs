@@ -63,7 +63,7 @@ impl Modify for SecuritySchemes {
         title = "teamcomm",
         description = "Self-hostable team-communication API. Every error is JSON `{detail, code}`; `code` values are frozen.",
     ),
-    components(schemas(ErrorBody)),
+    components(schemas(ErrorBody, crate::plan_doors::PlanFieldErrors)),
     modifiers(&SecuritySchemes)
 )]
 struct ApiDoc;
@@ -84,6 +84,9 @@ fn document_policy(operation: &mut Operation, policy: &Policy) {
             .map(|s| SecurityRequirement::new(*s, Vec::<String>::new()))
             .collect()
     });
+    if let Some(door) = policy.plan {
+        crate::plan_doors::document(operation, door);
+    }
     if policy.admin_only {
         let note = "Organization admins only (others: 403 `org_admin_required`).";
         operation.description = Some(match operation.description.take() {

@@ -23,6 +23,7 @@ use serde::Serialize;
 use teamcomm_kernel::{Error, ErrorCode, OrgId};
 use teamcomm_plan::idempotency::{Claim, IdempotencyKey, key_required, request_hash};
 use utoipa::ToSchema;
+use utoipa::openapi::path::Operation;
 
 use crate::error::{ApiError, MAX_JSON_BODY, error_response};
 use crate::policy::{Idempotency, PlanDoor};
@@ -181,6 +182,87 @@ fn plan_shaped<B: MessageBody + 'static>(res: ServiceResponse<B>) -> ServiceResp
             ServiceResponse::new(req, new)
         }
         None => res.map_into_boxed_body(),
+    }
+}
+
+/// Documents what [`around`] does on a Plan door's operation: the Plan shape of its 400 when it
+/// takes a body, its `Idempotency-Key` header and 409s when it honours one, the agent headers on
+/// writes.
+pub fn document(operation: &mut Operation, door: PlanDoor) {
+    use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+    use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder};
+    let text = || ObjectBuilder::new().schema_type(Type::String).build();
+    let header = |name: &str, required: bool, description: &str| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Header)
+            .required(if required {
+                Required::True
+            } else {
+                Required::False
+            })
+            .description(Some(description))
+            .schema(Some(text()))
+            .build()
+            .into()
+    };
+    let responses = &mut operation.responses.responses;
+    if operation.request_body.is_some() {
+        let shape = Schema::OneOf(
+            OneOfBuilder::new()
+                .item(Ref::from_schema_name("PlanFieldErrors"))
+                .item(Ref::from_schema_name("ErrorBody"))
+                .build(),
+        );
+        responses.entry("400".to_owned()).or_insert_with(|| {
+            ResponseBuilder::new()
+                .description(
+                    "Invalid body: a map of field names to messages with `detail` and no `code` \
+                     (`PlanFieldErrors`); coded refusals (`unknown_field`, `parse_error`, \
+                     domain codes) carry the error envelope.",
+                )
+                .content(
+                    "application/json",
+                    ContentBuilder::new().schema(Some(shape)).build(),
+                )
+                .build()
+                .into()
+        });
+    }
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    if door.idempotency != Idempotency::None {
+        let required = door.idempotency == Idempotency::Required;
+        parameters.push(header(
+            "Idempotency-Key",
+            required,
+            "8 to 128 characters (`invalid_idempotency_key`). The first answer (2xx or 4xx) to a \
+             key is kept 24 hours per organization and route and replayed for the same request \
+             with `Idempotency-Replayed: true`; another request with the key is refused (409 \
+             `idempotency_key_payload_mismatch`), a duplicate while the first runs too (409 \
+             `idempotency_in_progress`, up to 120 s). Not applied to dry runs.",
+        ));
+        let conflict = ResponseBuilder::new()
+            .description("`idempotency_key_payload_mismatch` or `idempotency_in_progress`")
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build();
+        responses
+            .entry("409".to_owned())
+            .or_insert_with(|| conflict.into());
+    }
+    if door.need != teamcomm_plan::actor::DoorNeed::Read {
+        parameters.push(header(
+            "X-Dailybot-Agent-Name",
+            false,
+            "The agent acting for the person (percent-encoded UTF-8; also `X-Service-Agent-Name`; \
+             a body's `agent_name` wins). Refused from keys without a person \
+             (`invalid_agent_attribution`).",
+        ));
     }
 }
 

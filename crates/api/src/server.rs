@@ -160,6 +160,9 @@ pub fn spawn_delivery(
                         tracing::warn!(error = %e, "pruning finished jobs failed; will retry")
                     }
                 }
+                if let Err(e) = state.plan.prune_idempotency().await {
+                    tracing::warn!(error = %e, "pruning Plan idempotency slots failed; will retry")
+                }
                 match state.webhook_worker.prune(now).await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(pruned = n, "forgot relayed events past retention"),
