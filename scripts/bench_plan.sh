@@ -80,6 +80,9 @@ done
 WARMUP_SECONDS=3
 THREADS=2
 CONNECTIONS=64
+# wrk's request timeout: long, so a slow case is measured (slowly) rather than reported as 0 req/s
+# with every request a timeout.
+WRK_TIMEOUT=30s
 
 LISTEN=127.0.0.1:18090
 BASE="http://$LISTEN"
@@ -312,8 +315,22 @@ define_case() {
     RUNS[$1]=""
 }
 
-# run_case NAME URL [HEADER] [SCRIPT]: a warm-up, then BENCH_SECONDS of wrk; appends
-# "req/s p50_ms p99_ms" to the case's runs. Without SCRIPT, a GET checked once with curl first.
+# wait_idle: until no query of the server runs, so a slow case's backlog (statements still
+# running after wrk hung up) is not charged to the next one.
+wait_idle() {
+    local _ n
+    for _ in $(seq 1 600); do
+        n="$(psql_bench -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$DB_NAME'
+                            AND backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()")"
+        [[ $n == 0 ]] && return 0
+        sleep 0.2
+    done
+    log "warning: queries still running after 120 s"
+}
+
+# run_case NAME URL [HEADER] [SCRIPT]: a warm-up, then BENCH_SECONDS of wrk, each after the
+# database is idle; appends "req/s p50_ms p99_ms" to the case's runs. Without SCRIPT, a GET
+# checked once with curl first.
 run_case() {
     local name=$1 url=$2 header=${3:-} script=${4:-}
     local hdr=() scr=()
@@ -325,9 +342,11 @@ run_case() {
         code="$(curl -s -o "$WORK/check-$name.json" -w '%{http_code}' "${hdr[@]+"${hdr[@]}"}" "$url")"
         [[ $code == 200 ]] || die "$name: $url answered $code: $(head -c 300 "$WORK/check-$name.json")"
     fi
-    local wrk_args=(-t"$THREADS" -c"$CONNECTIONS" --latency "${hdr[@]+"${hdr[@]}"}" "${scr[@]+"${scr[@]}"}")
+    local wrk_args=(-t"$THREADS" -c"$CONNECTIONS" --timeout "$WRK_TIMEOUT" --latency "${hdr[@]+"${hdr[@]}"}" "${scr[@]+"${scr[@]}"}")
+    wait_idle
     log "$name: warm-up ${WARMUP_SECONDS}s"
     wrk "${wrk_args[@]}" -d"${WARMUP_SECONDS}s" "$url" >/dev/null
+    wait_idle
     log "$name: measuring ${BENCH_SECONDS}s ($THREADS threads, $CONNECTIONS connections)"
     local out
     out="$(wrk "${wrk_args[@]}" -d"${BENCH_SECONDS}s" "$url")"
@@ -391,8 +410,8 @@ done
 
 pct_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
 
-printf '\nEach round: %s s measured per case (after a %s s warm-up), wrk %s threads, %s connections.\n' \
-    "$BENCH_SECONDS" "$WARMUP_SECONDS" "$THREADS" "$CONNECTIONS"
+printf '\nEach round: %s s measured per case (after a %s s warm-up), wrk %s threads, %s connections, timeout %s.\n' \
+    "$BENCH_SECONDS" "$WARMUP_SECONDS" "$THREADS" "$CONNECTIONS" "$WRK_TIMEOUT"
 printf 'Boards: PAGE %s tasks, BIG %s tasks; creates spread over %s boards.\n' "$PAGE_TASKS" "$BIG_TASKS" "$CREATE_BOARDS"
 printf '\nreq/s per round:\n'
 for name in "${CASES[@]}"; do
