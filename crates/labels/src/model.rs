@@ -29,12 +29,14 @@ impl std::fmt::Display for LabelId {
 
 /// What labels go on and people star. One enum with both of its wire names: the labelling
 /// paths and the stored rows say `workflows`, the featured doors `automations` (see
-/// [`FeaturedKind`]).
+/// [`FeaturedKind`]). Plan tasks carry labels too, through the Plan area's own doors only (no
+/// labelling path or featured door names them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EntityKind {
     Checkins,
     Forms,
     Workflows,
+    Tasks,
 }
 
 impl WireEnum for EntityKind {
@@ -43,6 +45,7 @@ impl WireEnum for EntityKind {
         EntityKind::Checkins,
         EntityKind::Forms,
         EntityKind::Workflows,
+        EntityKind::Tasks,
     ];
 
     fn as_str(self) -> &'static str {
@@ -58,6 +61,7 @@ impl EntityKind {
             EntityKind::Checkins => "checkins",
             EntityKind::Forms => "forms",
             EntityKind::Workflows => "workflows",
+            EntityKind::Tasks => "tasks",
         }
     }
 

@@ -523,6 +523,9 @@ impl LabelledEntities for PgLabelledEntities {
             EntityKind::Workflows => {
                 "SELECT id FROM workflows WHERE organization_id = $1 AND id = ANY($2)"
             }
+            EntityKind::Tasks => {
+                "SELECT id FROM plan_tasks WHERE organization_id = $1 AND id = ANY($2)"
+            }
         };
         if ids.is_empty() {
             return Ok(Vec::new());
