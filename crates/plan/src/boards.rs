@@ -276,13 +276,13 @@ impl Plan {
             .as_deref()
             .map(|k| BoardKey::parse(k).map(|k| k.as_str().to_owned()))
             .transpose()?;
-        if let Some(Some(days)) = patch.archive_after_days {
-            if !(1..=MAX_ARCHIVE_AFTER_DAYS).contains(&days) {
-                return Err(Error::invalid_field(
-                    "archive_after_days",
-                    "Automatic archiving is after 1 to 3650 days.",
-                ));
-            }
+        if let Some(Some(days)) = patch.archive_after_days
+            && !(1..=MAX_ARCHIVE_AFTER_DAYS).contains(&days)
+        {
+            return Err(Error::invalid_field(
+                "archive_after_days",
+                "Automatic archiving is after 1 to 3650 days.",
+            ));
         }
         if let Some(project) = patch.project {
             self.target_project(actor, project, "project").await?;
@@ -318,13 +318,13 @@ impl Plan {
 
     async fn keep_a_board_member(&self, actor: &PlanActor, id: BoardId) -> Result<(), Error> {
         let org = actor.org_id();
-        if let Some(me) = actor.person_id() {
-            if self.ports.boards.board_grants(org, id).await?.is_empty() {
-                self.ports
-                    .boards
-                    .add_board_grant(org, id, Grantee::User(me), GrantId::new())
-                    .await?;
-            }
+        if let Some(me) = actor.person_id()
+            && self.ports.boards.board_grants(org, id).await?.is_empty()
+        {
+            self.ports
+                .boards
+                .add_board_grant(org, id, Grantee::User(me), GrantId::new())
+                .await?;
         }
         Ok(())
     }
@@ -613,5 +613,546 @@ impl Plan {
             }
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use teamcomm_kernel::ErrorCode;
+    use teamcomm_org::Role;
+
+    use super::*;
+    use crate::access::{Grantee, world_on};
+    use crate::projects::{NewProject, ProjectIncludes, ProjectPatch};
+    use crate::states::{NewState, StatePatch};
+    use crate::testing::World;
+    use crate::{PlanScopes, StateCategory, StateId, Task, TaskId};
+
+    async fn setup(tier: &str) -> (World, crate::Project, Board) {
+        let w = world_on(tier).await;
+        let p = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Core"))
+            .await
+            .unwrap();
+        let b = w
+            .plan
+            .create_board(&w.admin, new_board(p.id, "ENG"))
+            .await
+            .unwrap();
+        (w, p, b)
+    }
+
+    fn new_board(project: ProjectId, key: &str) -> NewBoard {
+        NewBoard {
+            name: format!("Board {key}"),
+            project,
+            key: key.to_owned(),
+        }
+    }
+
+    fn code<T: std::fmt::Debug>(r: Result<T, Error>) -> ErrorCode {
+        r.unwrap_err().code()
+    }
+
+    /// A live task put straight into the in-memory store.
+    fn put_task(w: &World, b: &Board, state: StateId, number: i64) -> TaskId {
+        let now = teamcomm_kernel::Clock::now(&*w.clock);
+        let t = Task {
+            id: TaskId::new(),
+            org_id: b.org_id,
+            board_id: b.id,
+            board_key: b.key.clone(),
+            number,
+            state_id: state,
+            parent_id: None,
+            title: "Task".into(),
+            description: String::new(),
+            owner: None,
+            priority: None,
+            estimate: None,
+            start_date: None,
+            due_date: None,
+            milestone_id: None,
+            rank: number * 1024,
+            version: 1,
+            is_archived: false,
+            archived_at: None,
+            archived_with_board: false,
+            completed_at: None,
+            created_by: None,
+            created_by_agent: None,
+            created_at: now,
+            updated_at: now,
+        };
+        let id = t.id;
+        w.mem.lock().tasks.tasks.push(t);
+        id
+    }
+
+    fn task(w: &World, id: TaskId) -> Task {
+        w.mem
+            .lock()
+            .tasks
+            .tasks
+            .iter()
+            .find(|t| t.id == id)
+            .unwrap()
+            .clone()
+    }
+
+    async fn column(w: &World, b: &Board, category: StateCategory) -> crate::State {
+        w.plan
+            .live_states(b)
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|s| s.category == category)
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_free_plan_has_one_project_and_three_boards() {
+        let (w, p, _) = setup("free").await;
+        let e = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Second"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::TaskProjectsLimitReached);
+        for key in ["BB", "CC"] {
+            w.plan
+                .create_board(&w.admin, new_board(p.id, key))
+                .await
+                .unwrap();
+        }
+        let r = w.plan.create_board(&w.admin, new_board(p.id, "DD")).await;
+        assert_eq!(code(r), ErrorCode::TaskBoardsLimitReached);
+        let e = w.plan.entitlements(&w.member).await.unwrap();
+        assert_eq!((e.boards_used, e.boards_limit), (3, Some(3)));
+        // An archived board frees a place; restoring it past the limit is refused.
+        let cc = BoardRef::Key("CC".into());
+        w.plan.archive_board(&w.admin, &cc, false).await.unwrap();
+        w.plan
+            .create_board(&w.admin, new_board(p.id, "DD"))
+            .await
+            .unwrap();
+        let r = w.plan.restore_board(&w.admin, &cc).await;
+        assert_eq!(code(r), ErrorCode::TaskBoardsLimitReached);
+        // Paid plans have no board limit.
+        let (w, _, _) = setup("business").await;
+        assert_eq!(
+            w.plan.entitlements(&w.admin).await.unwrap().boards_limit,
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn project_names_and_fields_are_checked() {
+        let (w, p, _) = setup("business").await;
+        let r = w
+            .plan
+            .create_project(&w.admin, NewProject::named("  core "))
+            .await;
+        assert_eq!(code(r), ErrorCode::ProjectNameConflict);
+        let r = w
+            .plan
+            .create_project(&w.admin, NewProject::named(" "))
+            .await;
+        assert_eq!(code(r), ErrorCode::ParamsValidationError);
+        let mut lead = NewProject::named("Led");
+        lead.lead = Some(teamcomm_kernel::UserId::new());
+        assert_eq!(
+            code(w.plan.create_project(&w.admin, lead).await),
+            ErrorCode::ParamsValidationError
+        );
+        let mut span = NewProject::named("Span");
+        span.start_date = Some(time::macros::date!(2026 - 05 - 01));
+        span.target_date = Some(time::macros::date!(2026 - 04 - 01));
+        assert_eq!(
+            code(w.plan.create_project(&w.admin, span).await),
+            ErrorCode::InvalidDateRange
+        );
+        // A dry run changes nothing; archiving keeps the name taken.
+        let preview = w.plan.archive_project(&w.admin, p.id, true).await.unwrap();
+        assert!(matches!(preview, DryRunOr::Preview(_)));
+        assert!(
+            !w.plan
+                .visible_project(&w.admin, p.id)
+                .await
+                .unwrap()
+                .is_archived
+        );
+        w.plan.archive_project(&w.admin, p.id, false).await.unwrap();
+        let r = w
+            .plan
+            .create_project(&w.admin, NewProject::named("CORE"))
+            .await;
+        assert_eq!(code(r), ErrorCode::ProjectNameConflict);
+        // No new board in an archived project.
+        let r = w.plan.create_board(&w.admin, new_board(p.id, "NEW")).await;
+        assert_eq!(code(r), ErrorCode::ParamsValidationError);
+        w.plan.restore_project(&w.admin, p.id).await.unwrap();
+        let view = w
+            .plan
+            .project_detail(&w.member, p.id, ProjectIncludes { progress: true })
+            .await
+            .unwrap();
+        assert_eq!(view.board_count, 1);
+        assert_eq!(view.progress, Some(None));
+        let patch = ProjectPatch {
+            name: Some("Renamed".into()),
+            ..ProjectPatch::default()
+        };
+        assert_eq!(
+            w.plan
+                .update_project(&w.admin, p.id, patch)
+                .await
+                .unwrap()
+                .name,
+            "Renamed"
+        );
+    }
+
+    #[tokio::test]
+    async fn progress_counts_done_over_all_but_canceled() {
+        let (w, p, b) = setup("business").await;
+        let done = column(&w, &b, StateCategory::Done).await;
+        let todo = column(&w, &b, StateCategory::Todo).await;
+        let canceled = column(&w, &b, StateCategory::Canceled).await;
+        put_task(&w, &b, done.id, 1);
+        put_task(&w, &b, todo.id, 2);
+        put_task(&w, &b, todo.id, 3);
+        put_task(&w, &b, canceled.id, 4);
+        let view = w
+            .plan
+            .project_detail(&w.member, p.id, ProjectIncludes { progress: true })
+            .await
+            .unwrap();
+        let progress = view.progress.unwrap().unwrap();
+        assert_eq!((progress.completed, progress.total), (1, 3));
+        assert_eq!(progress.percent_complete(), 33);
+    }
+
+    #[tokio::test]
+    async fn board_keys_are_reserved_forever() {
+        let (w, p, b) = setup("business").await;
+        let r = w.plan.create_board(&w.admin, new_board(p.id, "eng")).await;
+        assert_eq!(code(r), ErrorCode::DuplicateBoardKey);
+        let r = w.plan.create_board(&w.admin, new_board(p.id, "E")).await;
+        assert_eq!(code(r), ErrorCode::ParamsValidationError);
+        let rekey = BoardPatch {
+            key: Some("core".into()),
+            ..BoardPatch::default()
+        };
+        let eng = BoardRef::Key("ENG".into());
+        let b2 = w.plan.update_board(&w.admin, &eng, rekey).await.unwrap();
+        assert_eq!(b2.key, "CORE");
+        assert_eq!(
+            w.plan.visible_board(&w.member, &eng).await.unwrap().id,
+            b.id
+        );
+        let r = w.plan.create_board(&w.admin, new_board(p.id, "ENG")).await;
+        assert_eq!(code(r), ErrorCode::DuplicateBoardKey);
+        let bad = BoardPatch {
+            archive_after_days: Some(Some(0)),
+            ..BoardPatch::default()
+        };
+        assert_eq!(
+            code(w.plan.update_board(&w.admin, &eng, bad).await),
+            ErrorCode::ParamsValidationError
+        );
+    }
+
+    #[tokio::test]
+    async fn archiving_a_board_archives_its_live_tasks_once() {
+        let (w, p, b) = setup("business").await;
+        let todo = column(&w, &b, StateCategory::Todo).await;
+        let t1 = put_task(&w, &b, todo.id, 1);
+        let t2 = put_task(&w, &b, todo.id, 2);
+        let eng = BoardRef::Id(b.id);
+        let DryRunOr::Preview(preview) = w.plan.archive_board(&w.admin, &eng, true).await.unwrap()
+        else {
+            panic!("a dry run previews");
+        };
+        assert_eq!(preview.affects["tasks"], 2);
+        assert!(!task(&w, t1).is_archived, "a dry run writes nothing");
+        assert!(w.mem.lock().tasks.events.is_empty());
+        w.plan.archive_board(&w.admin, &eng, false).await.unwrap();
+        for t in [t1, t2] {
+            let t = task(&w, t);
+            assert!(t.is_archived && t.archived_with_board);
+            assert_eq!(t.version, 2);
+        }
+        assert_eq!(w.mem.lock().tasks.events.len(), 2);
+        // Again: nothing more.
+        w.plan.archive_board(&w.admin, &eng, false).await.unwrap();
+        assert_eq!(w.mem.lock().tasks.events.len(), 2);
+        let restored = w.plan.restore_board(&w.admin, &eng).await.unwrap();
+        assert!(!restored.is_archived);
+        assert!(task(&w, t1).is_archived, "its tasks stay archived");
+        // Move preview counts live tasks only.
+        let q = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Other"))
+            .await
+            .unwrap();
+        let m = w
+            .plan
+            .board_move_preview(&w.member, &eng, q.id)
+            .await
+            .unwrap();
+        assert_eq!((m.from, m.to, m.tasks), (p.id, q.id, 0));
+    }
+
+    #[tokio::test]
+    async fn members_only_boards_need_a_grant_or_a_team() {
+        let (w, _, b) = setup("business").await;
+        let stranger = w.person(Role::Member, "stranger@example.com").await;
+        let eng = BoardRef::Id(b.id);
+        let private = BoardPatch {
+            visibility: Some(Visibility::Members),
+            ..BoardPatch::default()
+        };
+        w.plan.update_board(&w.member, &eng, private).await.unwrap();
+        // Who made it private is its member.
+        let members = w.plan.board_members(&w.member, &eng).await.unwrap();
+        assert_eq!(members.len(), 1);
+        assert_eq!(
+            code(w.plan.visible_board(&stranger, &eng).await),
+            ErrorCode::NotFound
+        );
+        let key = w.key(PlanScopes::ALL);
+        assert_eq!(
+            code(w.plan.visible_board(&key, &eng).await),
+            ErrorCode::NotFound
+        );
+        let page = PageRequest {
+            offset: 0,
+            limit: 10,
+        };
+        let seen = w
+            .plan
+            .list_boards(&stranger, BoardFilter::default(), page)
+            .await
+            .unwrap();
+        assert_eq!(seen.count, 0);
+        // Through a team.
+        use teamcomm_org::TeamRepository;
+        let team = w
+            .org_ports
+            .teams
+            .create_team(
+                w.org.id,
+                teamcomm_kernel::TeamId::new(),
+                "Team",
+                &[stranger.person_id().unwrap()],
+                &[],
+            )
+            .await
+            .unwrap();
+        let (_, created) = w
+            .plan
+            .add_board_member(&w.member, &eng, Grantee::Team(team.id))
+            .await
+            .unwrap();
+        assert!(created);
+        let (_, created) = w
+            .plan
+            .add_board_member(&w.member, &eng, Grantee::Team(team.id))
+            .await
+            .unwrap();
+        assert!(!created);
+        assert!(w.plan.visible_board(&stranger, &eng).await.is_ok());
+        let mentionable = w.plan.mentionables(&w.member, &eng).await.unwrap();
+        assert!(
+            mentionable
+                .iter()
+                .any(|m| Some(m.id) == stranger.person_id())
+        );
+        // The last grant stays; a missing one is 404.
+        w.plan
+            .remove_board_member(&w.member, &eng, team.id.0)
+            .await
+            .unwrap();
+        let me = w.member.person_id().unwrap().0;
+        assert_eq!(
+            code(w.plan.remove_board_member(&w.member, &eng, me).await),
+            ErrorCode::LastGrantCannotBeRemoved
+        );
+        assert_eq!(
+            code(w.plan.remove_board_member(&w.member, &eng, team.id.0).await),
+            ErrorCode::NotFound
+        );
+        // Recents skip boards no longer seen.
+        w.plan.visit_board(&w.member, &eng).await.unwrap();
+        assert_eq!(w.plan.recent_boards(&w.member).await.unwrap().len(), 1);
+        assert_eq!(
+            code(w.plan.visit_board(&key, &eng).await),
+            ErrorCode::ActorRequired
+        );
+    }
+
+    #[tokio::test]
+    async fn reorders_refuse_bad_anchors() {
+        let (w, p, b) = setup("business").await;
+        let other = w
+            .plan
+            .create_board(&w.admin, new_board(p.id, "OPS"))
+            .await
+            .unwrap();
+        let eng = BoardRef::Id(b.id);
+        let r = w
+            .plan
+            .reorder_board(&w.admin, &eng, Anchor::Before(b.id), None)
+            .await;
+        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        let r = w
+            .plan
+            .reorder_board(&w.admin, &eng, Anchor::After(BoardId::new()), None)
+            .await;
+        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        w.plan
+            .reorder_board(&w.admin, &eng, Anchor::After(other.id), None)
+            .await
+            .unwrap();
+        let all = w
+            .plan
+            .list_boards(
+                &w.admin,
+                BoardFilter::default(),
+                PageRequest {
+                    offset: 0,
+                    limit: 10,
+                },
+            )
+            .await
+            .unwrap();
+        let keys: Vec<_> = all.results.iter().map(|v| v.board.key.as_str()).collect();
+        assert_eq!(keys, ["OPS", "ENG"]);
+        let q = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Q"))
+            .await
+            .unwrap();
+        let r = w
+            .plan
+            .reorder_project(&w.admin, q.id, Anchor::Before(q.id))
+            .await;
+        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        w.plan
+            .reorder_project(&w.admin, q.id, Anchor::Before(p.id))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn columns_keep_a_done_column_and_their_tasks() {
+        let (w, _, b) = setup("business").await;
+        let eng = BoardRef::Id(b.id);
+        let todo = column(&w, &b, StateCategory::Todo).await;
+        let done = column(&w, &b, StateCategory::Done).await;
+        let backlog = column(&w, &b, StateCategory::Backlog).await;
+        let t = put_task(&w, &b, todo.id, 1);
+        let r = w
+            .plan
+            .archive_state(&w.admin, &eng, todo.id, None, false)
+            .await;
+        assert_eq!(code(r), ErrorCode::StateInUse);
+        let r = w
+            .plan
+            .archive_state(&w.admin, &eng, todo.id, Some(todo.id), false)
+            .await;
+        assert_eq!(code(r), ErrorCode::ParamsValidationError);
+        let r = w
+            .plan
+            .archive_state(&w.admin, &eng, done.id, Some(backlog.id), false)
+            .await;
+        assert_eq!(code(r), ErrorCode::LastDoneState);
+        let preview = w
+            .plan
+            .archive_state(&w.admin, &eng, todo.id, Some(done.id), true)
+            .await
+            .unwrap();
+        assert!(matches!(preview, DryRunOr::Preview(_)));
+        assert_eq!(task(&w, t).state_id, todo.id, "a dry run writes nothing");
+        w.plan
+            .archive_state(&w.admin, &eng, todo.id, Some(done.id), false)
+            .await
+            .unwrap();
+        let moved = task(&w, t);
+        assert_eq!(moved.state_id, done.id);
+        assert!(moved.completed_at.is_some());
+        // The default passed on; positions close up.
+        let live = w.plan.live_states(&b).await.unwrap();
+        assert_eq!(live.iter().filter(|s| s.is_default).count(), 1);
+        let positions: Vec<_> = live.iter().map(|s| s.position).collect();
+        assert_eq!(positions, [1, 2, 3, 4]);
+        assert_eq!(w.plan.default_state(&b).await.unwrap().id, live[0].id);
+        // Restore appends; a live column is a no-op.
+        let back = w.plan.restore_state(&w.admin, &eng, todo.id).await.unwrap();
+        assert_eq!((back.is_archived, back.position), (false, 5));
+        assert_eq!(
+            w.plan
+                .restore_state(&w.admin, &eng, todo.id)
+                .await
+                .unwrap()
+                .position,
+            5
+        );
+        // Reorder needs every live column once.
+        let mut order: Vec<StateId> = w
+            .plan
+            .live_states(&b)
+            .await
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        order.reverse();
+        let r = w.plan.reorder_states(&w.admin, &eng, &order[1..]).await;
+        assert_eq!(code(r), ErrorCode::StatesReorderInvalid);
+        let mut twice = order.clone();
+        twice[0] = twice[1];
+        let r = w.plan.reorder_states(&w.admin, &eng, &twice).await;
+        assert_eq!(code(r), ErrorCode::StatesReorderInvalid);
+        let listed = w.plan.reorder_states(&w.admin, &eng, &order).await.unwrap();
+        assert_eq!(listed.iter().map(|s| s.id).collect::<Vec<_>>(), order);
+        // Insert, move, rename.
+        let new = NewState {
+            name: "Review".into(),
+            category: StateCategory::InProgress,
+            position: Some(1),
+            color: Some("#ABC".into()),
+            is_default: true,
+        };
+        let review = w.plan.create_state(&w.admin, &eng, new).await.unwrap();
+        assert_eq!(
+            (review.position, review.color.as_deref()),
+            (1, Some("#abc"))
+        );
+        assert_eq!(w.plan.default_state(&b).await.unwrap().id, review.id);
+        let bad = NewState {
+            name: "x".repeat(49),
+            category: StateCategory::Todo,
+            position: None,
+            color: None,
+            is_default: false,
+        };
+        assert_eq!(
+            code(w.plan.create_state(&w.admin, &eng, bad).await),
+            ErrorCode::ParamsValidationError
+        );
+        let patch = StatePatch {
+            name: Some("QA".into()),
+            position: Some(99),
+            ..StatePatch::default()
+        };
+        let qa = w
+            .plan
+            .update_state(&w.admin, &eng, review.id, patch)
+            .await
+            .unwrap();
+        assert_eq!((qa.name.as_str(), qa.position), ("QA", 6));
     }
 }

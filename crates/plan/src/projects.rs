@@ -344,19 +344,18 @@ impl Plan {
     /// organization admin sees it anyway).
     async fn keep_a_project_member(&self, actor: &PlanActor, id: ProjectId) -> Result<(), Error> {
         let org = actor.org_id();
-        if let Some(me) = actor.person_id() {
-            if self
+        if let Some(me) = actor.person_id()
+            && self
                 .ports
                 .projects
                 .project_grants(org, id)
                 .await?
                 .is_empty()
-            {
-                self.ports
-                    .projects
-                    .add_project_grant(org, id, Grantee::User(me), GrantId::new())
-                    .await?;
-            }
+        {
+            self.ports
+                .projects
+                .add_project_grant(org, id, Grantee::User(me), GrantId::new())
+                .await?;
         }
         Ok(())
     }

@@ -10,8 +10,8 @@ use super::{InMemoryPlan, PlanState};
 use crate::access::{Anchor, Grant, Grantee, spaced_rank};
 use crate::actor::Executor;
 use crate::boards::{BoardFilter, BoardPatch};
-use crate::ports::BoardRepository;
-use crate::{Board, BoardId, GrantId, ProjectId, State, StateId};
+use crate::ports::{BoardRepository, TaskEvent};
+use crate::{Board, BoardId, GrantId, ProjectId, State, StateCategory, StateId};
 
 /// A key a board has or had.
 #[derive(Debug, Clone)]
@@ -60,10 +60,62 @@ fn key_conflict() -> RepoError {
     }
 }
 
-/// Closed and all live tasks of these boards (tasks are the tasks area's; none in memory yet
-/// is zero of zero).
-pub(super) fn task_tally(_s: &PlanState, _boards: &[BoardId]) -> (u64, u64) {
-    (0, 0)
+/// Done and all (but canceled) live tasks of these boards.
+pub(super) fn task_tally(s: &PlanState, boards: &[BoardId]) -> (u64, u64) {
+    let category = |t: &crate::Task| {
+        s.boards
+            .states
+            .iter()
+            .find(|st| st.id == t.state_id)
+            .map(|st| st.category)
+    };
+    let live = || {
+        s.tasks
+            .tasks
+            .iter()
+            .filter(|t| boards.contains(&t.board_id) && !t.is_archived)
+    };
+    let done = live()
+        .filter(|t| category(t) == Some(StateCategory::Done))
+        .count();
+    let total = live()
+        .filter(|t| category(t) != Some(StateCategory::Canceled))
+        .count();
+    (done as u64, total as u64)
+}
+
+/// A task write's stamp: strictly increasing, as `clock_timestamp()` is.
+fn stamp(s: &mut PlanState) -> OffsetDateTime {
+    let now = match s.tasks.last_stamp {
+        Some(last) => OffsetDateTime::now_utc().max(last + time::Duration::microseconds(1)),
+        None => OffsetDateTime::now_utc(),
+    };
+    s.tasks.last_stamp = Some(now);
+    now
+}
+
+/// One event of a cascade.
+fn cascade_event(
+    org: OrgId,
+    task: &crate::Task,
+    kind: &str,
+    data: serde_json::Value,
+    by: &Executor,
+    at: OffsetDateTime,
+) -> (OrgId, TaskEvent) {
+    (
+        org,
+        TaskEvent {
+            id: uuid::Uuid::now_v7(),
+            task_id: task.id,
+            board_id: task.board_id,
+            kind: kind.to_owned(),
+            actor: by.user,
+            agent_name: by.agent.clone(),
+            data,
+            created_at: at,
+        },
+    )
 }
 
 #[async_trait]
@@ -224,14 +276,18 @@ impl BoardRepository for InMemoryPlan {
     async fn count_board_tasks(&self, org: OrgId, id: BoardId) -> Result<u64, RepoError> {
         let s = self.lock();
         s.boards.get(org, id)?;
-        Ok(task_tally(&s, &[id]).1)
+        Ok(s.tasks
+            .tasks
+            .iter()
+            .filter(|t| t.board_id == id && !t.is_archived)
+            .count() as u64)
     }
 
     async fn archive_board(
         &self,
         org: OrgId,
         id: BoardId,
-        _by: &Executor,
+        by: &Executor,
         at: OffsetDateTime,
     ) -> Result<u64, RepoError> {
         let mut s = self.lock();
@@ -239,7 +295,28 @@ impl BoardRepository for InMemoryPlan {
         b.is_archived = true;
         b.archived_at = Some(at);
         b.updated_at = at;
-        Ok(0)
+        let live: Vec<usize> = (0..s.tasks.tasks.len())
+            .filter(|i| s.tasks.tasks[*i].board_id == id && !s.tasks.tasks[*i].is_archived)
+            .collect();
+        for i in &live {
+            let now = stamp(&mut s);
+            let t = &mut s.tasks.tasks[*i];
+            t.is_archived = true;
+            t.archived_at = Some(at);
+            t.archived_with_board = true;
+            t.version += 1;
+            t.updated_at = now;
+            let event = cascade_event(
+                org,
+                t,
+                "archived",
+                serde_json::json!({"with_board": true}),
+                by,
+                at,
+            );
+            s.tasks.events.push(event);
+        }
+        Ok(live.len() as u64)
     }
 
     async fn restore_board(&self, org: OrgId, id: BoardId) -> Result<(), RepoError> {
@@ -274,10 +351,10 @@ impl BoardRepository for InMemoryPlan {
         for b in m.boards.iter_mut().filter(|b| b.org_id == org) {
             let at = ids.iter().position(|i| *i == b.id).unwrap_or(0);
             b.rank = spaced_rank(at);
-            if b.id == id {
-                if let Some(p) = project {
-                    b.project_id = p;
-                }
+            if b.id == id
+                && let Some(p) = project
+            {
+                b.project_id = p;
             }
         }
         Ok(())
@@ -433,20 +510,55 @@ impl BoardRepository for InMemoryPlan {
         Ok(())
     }
 
-    async fn count_state_tasks(&self, _org: OrgId, _state: StateId) -> Result<u64, RepoError> {
-        Ok(0)
+    async fn count_state_tasks(&self, org: OrgId, state: StateId) -> Result<u64, RepoError> {
+        Ok(self
+            .lock()
+            .tasks
+            .tasks
+            .iter()
+            .filter(|t| t.org_id == org && t.state_id == state && !t.is_archived)
+            .count() as u64)
     }
 
     async fn archive_state(
         &self,
         org: OrgId,
         states: &[State],
-        _from: StateId,
-        _to: Option<StateId>,
-        _by: &Executor,
-        _at: OffsetDateTime,
+        from: StateId,
+        to: Option<StateId>,
+        by: &Executor,
+        at: OffsetDateTime,
     ) -> Result<u64, RepoError> {
         self.put_states(org, states).await?;
-        Ok(0)
+        let Some(to) = to else {
+            return Ok(0);
+        };
+        let mut s = self.lock();
+        let closes = s
+            .boards
+            .states
+            .iter()
+            .find(|st| st.id == to)
+            .ok_or(RepoError::NotFound)?
+            .category
+            .is_closed();
+        let moving: Vec<usize> = (0..s.tasks.tasks.len())
+            .filter(|i| {
+                let t = &s.tasks.tasks[*i];
+                t.org_id == org && t.state_id == from && !t.is_archived
+            })
+            .collect();
+        for i in &moving {
+            let now = stamp(&mut s);
+            let t = &mut s.tasks.tasks[*i];
+            t.state_id = to;
+            t.completed_at = closes.then_some(at);
+            t.version += 1;
+            t.updated_at = now;
+            let data = serde_json::json!({"from_state": from.0, "to_state": to.0});
+            let event = cascade_event(org, t, "moved", data, by, at);
+            s.tasks.events.push(event);
+        }
+        Ok(moving.len() as u64)
     }
 }

@@ -140,10 +140,10 @@ impl ProjectRepository for InMemoryPlan {
         let mut s = self.lock();
         let m = &mut s.projects;
         m.get(org, id)?;
-        if let Some(name) = &patch.name {
-            if m.name_taken(org, name, Some(id)) {
-                return Err(name_conflict());
-            }
+        if let Some(name) = &patch.name
+            && m.name_taken(org, name, Some(id))
+        {
+            return Err(name_conflict());
         }
         let p = m
             .projects
