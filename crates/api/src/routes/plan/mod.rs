@@ -5,6 +5,7 @@
 //! `auth::authenticate_plan`); the rules of its bodies and answers are in `common`.
 
 pub mod boards;
+pub mod bulk;
 pub mod common;
 pub mod projects;
 pub mod social;
@@ -16,6 +17,7 @@ use crate::policy::Routes;
 pub fn declare(r: &mut Routes<'_, '_>) {
     projects::declare(r);
     boards::declare(r);
+    bulk::declare(r);
     tasks::declare(r);
     social::declare(r);
 }
