@@ -1,1 +1,794 @@
-//! Plan over HTTP: tasks.
+//! Plan over HTTP: tasks (create, read by key or uuid, update with versions, move, move to
+//! another board, archive with its dry run, restore, duplicate, children, events, activity),
+//! the strict task list, the grouped view, search, the caller's tasks, and a board's task list,
+//! snapshot and delta feed: shapes, codes and stored effects.
+
+use serde_json::{Value, json};
+use teamcomm_tests::{Resp, TestApp};
+
+use super::kit::{PlanOrg, plan};
+
+#[track_caller]
+fn ok(r: &Resp, status: u16) -> &Value {
+    assert_eq!(r.status, status, "{}", r.text);
+    &r.body
+}
+
+#[track_caller]
+fn refused(r: &Resp, status: u16, code: &str) {
+    assert_eq!((r.status, r.code()), (status, code), "{}", r.text);
+}
+
+/// A project and a board `key` made by the admin: the board's answer.
+async fn board(app: &TestApp, o: &PlanOrg, key: &str) -> Value {
+    let r = plan(
+        app,
+        "POST",
+        "projects/",
+        &o.admin_key,
+        Some(json!({"name": format!("P {key}")})),
+    )
+    .await;
+    let project = ok(&r, 201)["uuid"].as_str().unwrap().to_owned();
+    let r = plan(
+        app,
+        "POST",
+        "boards/",
+        &o.admin_key,
+        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
+    )
+    .await;
+    ok(&r, 201).clone()
+}
+
+async fn column(app: &TestApp, o: &PlanOrg, key: &str, category: &str) -> String {
+    let r = plan(
+        app,
+        "GET",
+        &format!("boards/{key}/states/"),
+        &o.admin_key,
+        None,
+    )
+    .await;
+    ok(&r, 200)
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["category"] == category)
+        .expect(category)["uuid"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn create(app: &TestApp, key: &str, body: Value) -> Value {
+    let r = plan(app, "POST", "tasks/", key, Some(body)).await;
+    ok(&r, 201).clone()
+}
+
+#[actix_web::test]
+async fn tasks_are_created_numbered_and_read_by_key_or_uuid() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/",
+        &o.member_key,
+        Some(
+            json!({"title": "First", "board": "ENG", "owner": "me", "priority": 2,
+                    "due_date": "2026-12-24", "estimate": 3, "agent_name": "Claude"}),
+        ),
+    )
+    .await;
+    let t = ok(&r, 201).clone();
+    assert_eq!(r.headers["etag"], "\"1\"");
+    assert_eq!(t["key"], "ENG-1");
+    assert_eq!(t["board"]["key"], "ENG");
+    assert_eq!(t["state"]["category"], "todo");
+    assert_eq!(t["owner"]["uuid"], o.member);
+    assert_eq!(t["owner"]["is_active"], true);
+    assert_eq!(t["executor"]["name"], "Claude");
+    assert_eq!(
+        (t["priority"].clone(), t["due_date"].clone()),
+        (json!(2), json!("2026-12-24"))
+    );
+    assert_eq!(
+        (t["version"].clone(), t["is_archived"].clone()),
+        (json!(1), json!(false))
+    );
+    assert!(t.get("labels").is_none() && t.get("subtasks").is_none());
+    let second = create(
+        &app,
+        &o.member_key,
+        json!({"title": "Second", "board": "eng"}),
+    )
+    .await;
+    assert_eq!(second["key"], "ENG-2");
+    for path in [
+        "tasks/ENG-1/",
+        "tasks/eng-1/",
+        &format!("tasks/{}/", t["uuid"].as_str().unwrap()),
+    ] {
+        let r = plan(&app, "GET", path, &o.member_key, None).await;
+        assert_eq!(ok(&r, 200)["uuid"], t["uuid"], "{path}");
+        assert_eq!(r.headers["etag"], "\"1\"");
+    }
+    refused(
+        &plan(&app, "GET", "tasks/ENG-9/", &o.member_key, None).await,
+        404,
+        "not_found",
+    );
+    // another organization sees nothing
+    let other = PlanOrg::on_plan(&app, "business", true).await;
+    refused(
+        &plan(&app, "GET", "tasks/ENG-1/", &other.member_key, None).await,
+        404,
+        "not_found",
+    );
+    let path = format!("tasks/{}/", t["uuid"].as_str().unwrap());
+    refused(
+        &plan(&app, "GET", &path, &other.member_key, None).await,
+        404,
+        "not_found",
+    );
+    // events: created, with the agent
+    let r = plan(&app, "GET", "tasks/ENG-1/events/", &o.member_key, None).await;
+    let events = ok(&r, 200).as_array().unwrap().clone();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["type"], "created");
+    assert_eq!(events[0]["executed_by_agent"]["name"], "Claude");
+    assert!(events[0]["actor"]["name"].is_string());
+}
+
+#[actix_web::test]
+async fn creation_refuses_with_the_documented_codes() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    board(&app, &o, "OPS").await;
+    let ops_todo = column(&app, &o, "OPS", "todo").await;
+    let post = |body: Value| plan(&app, "POST", "tasks/", &o.member_key, Some(body));
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "state": ops_todo})).await,
+        400,
+        "state_not_on_board",
+    );
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "description": "d".repeat(50_001)})).await,
+        400,
+        "description_too_long",
+    );
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "due_date": "24/12/2026"})).await,
+        400,
+        "invalid_date_range",
+    );
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "start_date": "2026-12-25", "due_date": "2026-12-24"})).await,
+        400,
+        "invalid_date_range",
+    );
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "milestone": "m"})).await,
+        501,
+        "not_implemented",
+    );
+    refused(
+        &post(json!({"title": "x", "board": "NOPE"})).await,
+        404,
+        "not_found",
+    );
+    let r = post(json!({"title": "x", "board": "ENG", "priority": 9})).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    let r = post(json!({"board": "ENG"})).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    refused(
+        &post(json!({"title": "x", "board": "ENG", "colour": "red"})).await,
+        400,
+        "unknown_field",
+    );
+    // owner=me from a key without a person
+    let agent = o.agent_key(&app, &["tasks:read", "tasks:write"]).await;
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/",
+        &agent,
+        Some(json!({"title": "x", "board": "ENG", "owner": "me"})),
+    )
+    .await;
+    refused(&r, 400, "actor_required");
+    // sub-tasks
+    let parent = create(&app, &o.member_key, json!({"title": "p", "board": "ENG"})).await;
+    let child = create(
+        &app,
+        &o.member_key,
+        json!({"title": "c", "parent_task": "ENG-1"}),
+    )
+    .await;
+    assert_eq!(
+        (child["key"].clone(), child["parent"]["key"].clone()),
+        (json!("ENG-2"), json!("ENG-1"))
+    );
+    refused(
+        &post(json!({"title": "g", "parent_task": "ENG-2"})).await,
+        400,
+        "subtask_depth_exceeded",
+    );
+    refused(
+        &post(json!({"title": "g", "parent_task": "ENG-1", "board": "OPS"})).await,
+        400,
+        "subtask_cross_board",
+    );
+    let r = plan(&app, "GET", "tasks/ENG-1/children/", &o.member_key, None).await;
+    assert_eq!(ok(&r, 200)[0]["uuid"], child["uuid"]);
+    let r = plan(
+        &app,
+        "GET",
+        "tasks/ENG-1/?include=children,activity",
+        &o.member_key,
+        None,
+    )
+    .await;
+    let detail = ok(&r, 200);
+    assert_eq!(detail["children"]["count"], 1);
+    assert_eq!(detail["activity"]["results"][0]["type"], "created");
+    assert!(detail.get("comments").is_none());
+    refused(
+        &plan(
+            &app,
+            "GET",
+            "tasks/ENG-1/?include=nope",
+            &o.member_key,
+            None,
+        )
+        .await,
+        400,
+        "invalid_filter_value",
+    );
+    let _ = parent;
+}
+
+#[actix_web::test]
+async fn updates_are_versioned() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    create(
+        &app,
+        &o.member_key,
+        json!({"title": "a", "board": "ENG", "priority": 3}),
+    )
+    .await;
+    let patch = |body: Value, if_match: Option<&str>| {
+        let app = &app;
+        let key = o.member_key.clone();
+        let if_match = if_match.map(str::to_owned);
+        async move {
+            let mut headers = vec![("X-API-KEY", key.as_str())];
+            if let Some(m) = &if_match {
+                headers.push(("If-Match", m.as_str()));
+            }
+            app.send("PATCH", "/v1/plan/tasks/ENG-1/", &headers, Some(body))
+                .await
+        }
+    };
+    let r = patch(json!({"title": "b", "priority": null}), Some("\"1\"")).await;
+    let t = ok(&r, 200);
+    assert_eq!(
+        (
+            t["title"].clone(),
+            t["priority"].clone(),
+            t["version"].clone()
+        ),
+        (json!("b"), json!(null), json!(2))
+    );
+    assert_eq!(r.headers["etag"], "\"2\"");
+    let r = patch(json!({"title": "c"}), Some("W/\"1\"")).await;
+    refused(&r, 409, "version_conflict");
+    assert_eq!(r.body["extra"]["current_version"], 2);
+    refused(
+        &patch(json!({"title": "c", "version": 1}), None).await,
+        409,
+        "version_conflict",
+    );
+    refused(
+        &patch(json!({"title": "c", "version": 3}), Some("2")).await,
+        400,
+        "version_precondition_ambiguous",
+    );
+    let r = patch(json!({"title": "c", "version": 2}), Some("2")).await;
+    assert_eq!(ok(&r, 200)["version"], 3);
+    refused(
+        &patch(
+            json!({"milestone": "0192f7a0-0000-7000-8000-000000000000"}),
+            None,
+        )
+        .await,
+        400,
+        "milestone_not_on_project",
+    );
+    assert_eq!(
+        ok(&patch(json!({"milestone": null}), None).await, 200)["milestone"],
+        json!(null)
+    );
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/ENG-1/archive/",
+        &o.member_key,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["is_archived"], true);
+    refused(
+        &patch(json!({"title": "d"}), None).await,
+        403,
+        "task_archived",
+    );
+}
+
+#[actix_web::test]
+async fn moves_rank_and_complete() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    board(&app, &o, "OPS").await;
+    let todo = column(&app, &o, "ENG", "todo").await;
+    let done = column(&app, &o, "ENG", "done").await;
+    for t in ["a", "b", "c"] {
+        create(&app, &o.member_key, json!({"title": t, "board": "ENG"})).await;
+    }
+    let mv = |task: &str, body: Value| {
+        let path = format!("tasks/{task}/move/");
+        let app = &app;
+        let key = o.member_key.clone();
+        async move { plan(app, "POST", &path, &key, Some(body)).await }
+    };
+    let r = mv("ENG-3", json!({"state": todo, "before": "ENG-1"})).await;
+    ok(&r, 200);
+    let r = plan(&app, "GET", "boards/ENG/tasks/", &o.member_key, None).await;
+    let keys: Vec<Value> = ok(&r, 200)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["key"].clone())
+        .collect();
+    assert_eq!(keys, [json!("ENG-3"), json!("ENG-1"), json!("ENG-2")]);
+    let r = mv("ENG-1", json!({"state": todo, "after": "OPS-1"})).await;
+    refused(&r, 409, "rank_neighbor_missing");
+    assert_eq!(
+        (
+            r.body["extra"]["head"].clone(),
+            r.body["extra"]["tail"].clone()
+        ),
+        (json!("ENG-3"), json!("ENG-2"))
+    );
+    let r = mv("ENG-1", json!({"state": done})).await;
+    let t = ok(&r, 200);
+    assert!(t["completed_at"].is_string());
+    assert_eq!(t["state"]["category"], "done");
+    let r = mv("ENG-1", json!({"state": todo})).await;
+    assert_eq!(ok(&r, 200)["completed_at"], json!(null));
+    let ops_todo = column(&app, &o, "OPS", "todo").await;
+    refused(
+        &mv("ENG-1", json!({"state": ops_todo})).await,
+        400,
+        "state_not_on_board",
+    );
+    // to another board: a new key, the old one names nothing
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/ENG-2/move-board/",
+        &o.member_key,
+        Some(json!({"board": "OPS", "state": todo})),
+    )
+    .await;
+    refused(&r, 400, "move_board_state_invalid");
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/ENG-2/move-board/",
+        &o.member_key,
+        Some(json!({"board": "OPS"})),
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["key"], "OPS-1");
+    refused(
+        &plan(&app, "GET", "tasks/ENG-2/", &o.member_key, None).await,
+        404,
+        "not_found",
+    );
+    let r = plan(&app, "GET", "tasks/OPS-1/events/", &o.member_key, None).await;
+    let kinds: Vec<Value> = ok(&r, 200)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].clone())
+        .collect();
+    assert_eq!(kinds, [json!("created"), json!("moved_board")]);
+}
+
+#[actix_web::test]
+async fn archive_previews_then_archives_and_restores() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    create(
+        &app,
+        &o.member_key,
+        json!({"title": "a", "board": "ENG", "description": "body", "priority": 1}),
+    )
+    .await;
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/ENG-1/archive/?dry_run=true",
+        &o.member_key,
+        None,
+    )
+    .await;
+    let p = ok(&r, 200);
+    assert_eq!(
+        (p["dry_run"].clone(), p["reversible"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(p["restore_path"], "/v1/plan/tasks/ENG-1/restore/");
+    let r = plan(&app, "GET", "tasks/ENG-1/", &o.member_key, None).await;
+    assert_eq!(
+        (
+            ok(&r, 200)["is_archived"].clone(),
+            r.body["version"].clone()
+        ),
+        (json!(false), json!(1))
+    );
+    let r = plan(&app, "GET", "tasks/ENG-1/activity/", &o.member_key, None).await;
+    assert_eq!(ok(&r, 200)["count"], 1, "the dry run wrote no event");
+    ok(
+        &plan(&app, "POST", "tasks/ENG-1/archive/", &o.member_key, None).await,
+        200,
+    );
+    let r = plan(&app, "GET", "tasks/", &o.member_key, None).await;
+    assert_eq!(ok(&r, 200)["count"], 0, "archived tasks leave lists");
+    refused(
+        &plan(
+            &app,
+            "POST",
+            "tasks/ENG-1/duplicate/",
+            &o.member_key,
+            Some(json!({})),
+        )
+        .await,
+        403,
+        "task_archived",
+    );
+    let r = plan(&app, "POST", "tasks/ENG-1/restore/", &o.member_key, None).await;
+    assert_eq!(ok(&r, 200)["is_archived"], false);
+    let r = plan(
+        &app,
+        "GET",
+        "tasks/ENG-1/activity/?type=archived",
+        &o.member_key,
+        None,
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["count"], 1);
+    let r = plan(
+        &app,
+        "POST",
+        "tasks/ENG-1/duplicate/",
+        &o.member_key,
+        Some(json!({"include": ["title", "priority"]})),
+    )
+    .await;
+    let copy = ok(&r, 201);
+    assert_eq!(
+        (
+            copy["key"].clone(),
+            copy["title"].clone(),
+            copy["priority"].clone(),
+            copy["description"].clone()
+        ),
+        (json!("ENG-2"), json!("a"), json!(1), json!(""))
+    );
+    refused(
+        &plan(
+            &app,
+            "POST",
+            "tasks/ENG-1/duplicate/",
+            &o.member_key,
+            Some(json!({"include": ["nope"]})),
+        )
+        .await,
+        400,
+        "invalid_filter_value",
+    );
+}
+
+#[actix_web::test]
+async fn the_task_list_is_strict() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    create(
+        &app,
+        &o.member_key,
+        json!({"title": "mine", "board": "ENG", "owner": "me", "due_date": "2026-12-01"}),
+    )
+    .await;
+    create(
+        &app,
+        &o.member_key,
+        json!({"title": "free", "board": "ENG"}),
+    )
+    .await;
+    let list = |q: &str| {
+        let path = format!("tasks/{q}");
+        let app = &app;
+        let key = o.member_key.clone();
+        async move { plan(app, "GET", &path, &key, None).await }
+    };
+    let titles = |r: &Resp| -> Vec<Value> {
+        ok(r, 200)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["title"].clone())
+            .collect()
+    };
+    assert_eq!(
+        titles(&list("?board=ENG&sort=-created_at").await),
+        [json!("free"), json!("mine")]
+    );
+    assert_eq!(titles(&list("?owner=me").await), [json!("mine")]);
+    assert_eq!(titles(&list("?owner=unowned").await), [json!("free")]);
+    assert_eq!(titles(&list("?has_dates=true").await), [json!("mine")]);
+    let r = list("?colour=red").await;
+    refused(&r, 400, "invalid_filter_value");
+    assert_eq!(r.body["extra"]["parameter"], "colour");
+    let r = list("?sort=title").await;
+    refused(&r, 400, "invalid_sort");
+    assert!(
+        r.body["extra"]["allowed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("-due_date"))
+    );
+    refused(&list("?label=nope").await, 400, "invalid_label_filter");
+    refused(&list("?include=owners").await, 400, "invalid_filter_value");
+    let many: String = (0..51).map(|_| format!("owner={}&", o.member)).collect();
+    let r = list(&format!("?{many}")).await;
+    refused(&r, 400, "too_many_filter_values");
+    assert_eq!(r.body["extra"]["limit"], 50);
+    let r = list("?include=labels,subtasks&page_size=1").await;
+    let page = ok(&r, 200);
+    assert_eq!(
+        (page["count"].clone(), page["results"][0]["labels"].clone()),
+        (json!(2), json!([]))
+    );
+    assert!(page["results"][0]["subtasks"].is_array());
+    assert!(page["next"].as_str().unwrap().contains("include=labels"));
+    let agent = o.agent_key(&app, &["tasks:read"]).await;
+    refused(
+        &plan(&app, "GET", "tasks/?owner=me", &agent, None).await,
+        400,
+        "actor_required",
+    );
+    // search, me/tasks, counts, grouped view
+    let r = plan(&app, "GET", "search/?q=MIN", &o.member_key, None).await;
+    assert_eq!(titles(&r), [json!("mine")]);
+    refused(
+        &plan(&app, "GET", "search/?q=m", &o.member_key, None).await,
+        400,
+        "search_query_too_short",
+    );
+    let long = "m".repeat(257);
+    refused(
+        &plan(
+            &app,
+            "GET",
+            &format!("search/?q={long}"),
+            &o.member_key,
+            None,
+        )
+        .await,
+        400,
+        "search_query_too_long",
+    );
+    let r = plan(
+        &app,
+        "GET",
+        "me/tasks/?scope=owned&whatever=1",
+        &o.member_key,
+        None,
+    )
+    .await;
+    assert_eq!(titles(&r), [json!("mine")]);
+    refused(
+        &plan(&app, "GET", "me/tasks/?scope=all", &o.member_key, None).await,
+        400,
+        "invalid_filter_value",
+    );
+    refused(
+        &plan(&app, "GET", "me/tasks/", &agent, None).await,
+        403,
+        "insufficient_scope",
+    );
+    let r = plan(&app, "GET", "me/tasks/counts/", &o.member_key, None).await;
+    assert_eq!(ok(&r, 200)["open"], 1);
+    assert_eq!(r.body["overdue"], 0);
+    let r = plan(
+        &app,
+        "GET",
+        "tasks/board/?board=ENG&group_by=owner&tasks_per_group=1",
+        &o.member_key,
+        None,
+    )
+    .await;
+    let g = ok(&r, 200);
+    assert_eq!(
+        (
+            g["total"].clone(),
+            g["group_by"].clone(),
+            g["board"]["key"].clone()
+        ),
+        (json!(2), json!("owner"), json!("ENG"))
+    );
+    assert_eq!(g["groups"].as_array().unwrap().len(), 2);
+    refused(
+        &plan(
+            &app,
+            "GET",
+            "tasks/board/?group_by=mood",
+            &o.member_key,
+            None,
+        )
+        .await,
+        400,
+        "invalid_filter_value",
+    );
+    refused(
+        &plan(
+            &app,
+            "GET",
+            "tasks/board/?tasks_per_group=51",
+            &o.member_key,
+            None,
+        )
+        .await,
+        400,
+        "invalid_filter_value",
+    );
+}
+
+#[actix_web::test]
+async fn snapshot_and_delta() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    create(&app, &o.member_key, json!({"title": "a", "board": "ENG"})).await;
+    let r = plan(&app, "GET", "boards/ENG/board/", &o.member_key, None).await;
+    let snap = ok(&r, 200).clone();
+    assert_eq!(snap["board"]["key"], "ENG");
+    let todo = snap["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["category"] == "todo")
+        .unwrap();
+    assert_eq!(
+        (todo["task_count"].clone(), todo["has_more"].clone()),
+        (json!(1), json!(false))
+    );
+    let cursor = snap["delta_cursor"].as_str().unwrap().to_owned();
+    assert_eq!(cursor.len(), "2026-11-26T10:00:00Z".len());
+    // the task written just now is after the cursor: the first delta brings it
+    tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
+    let r = plan(
+        &app,
+        "GET",
+        &format!("boards/ENG/delta/?updated_since={cursor}"),
+        &o.member_key,
+        None,
+    )
+    .await;
+    let d = ok(&r, 200).clone();
+    let all: Vec<&Value> = ["created", "changed"]
+        .iter()
+        .flat_map(|k| d[*k].as_array().unwrap())
+        .collect();
+    assert_eq!(all.len(), 1, "{d}");
+    let next = d["delta_cursor"].as_str().unwrap().to_owned();
+    let r = plan(
+        &app,
+        "GET",
+        &format!("boards/ENG/delta/?updated_since={next}"),
+        &o.member_key,
+        None,
+    )
+    .await;
+    let quiet = ok(&r, 200);
+    for k in ["created", "changed", "archived"] {
+        assert_eq!(quiet[k], json!([]), "{k}");
+    }
+    ok(
+        &plan(&app, "POST", "tasks/ENG-1/archive/", &o.member_key, None).await,
+        200,
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
+    let r = plan(
+        &app,
+        "GET",
+        &format!("boards/ENG/delta/?updated_since={next}"),
+        &o.member_key,
+        None,
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["archived"][0]["key"], "ENG-1");
+    let r = plan(&app, "GET", "boards/ENG/delta/", &o.member_key, None).await;
+    refused(&r, 400, "invalid_filter_value");
+    assert_eq!(r.body["extra"]["parameter"], "updated_since");
+    refused(
+        &plan(
+            &app,
+            "GET",
+            "boards/ENG/delta/?updated_since=yesterday",
+            &o.member_key,
+            None,
+        )
+        .await,
+        400,
+        "invalid_filter_value",
+    );
+    let r = plan(
+        &app,
+        "GET",
+        "boards/ENG/delta/?updated_since=2020-01-01T00:00:00Z",
+        &o.member_key,
+        None,
+    )
+    .await;
+    refused(&r, 400, "delta_window_expired");
+    assert_eq!(r.body["extra"]["max_window_days"], 7);
+    let other = PlanOrg::on_plan(&app, "business", true).await;
+    refused(
+        &plan(&app, "GET", "boards/ENG/board/", &other.member_key, None).await,
+        404,
+        "not_found",
+    );
+}
+
+#[actix_web::test]
+async fn fifty_concurrent_creates_take_fifty_numbers() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::on_plan(&app, "business", true).await;
+    board(&app, &o, "ENG").await;
+    let mut handles = Vec::new();
+    for i in 0..50 {
+        let client = app.client.clone();
+        let url = format!("{}/v1/plan/tasks/", app.base);
+        let key = o.admin_key.clone();
+        handles.push(tokio::spawn(async move {
+            let r = client
+                .post(url)
+                .header("X-API-KEY", key)
+                .json(&json!({"title": format!("t{i}"), "board": "ENG"}))
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        }));
+    }
+    let mut numbers = Vec::new();
+    for h in handles {
+        let (status, body) = h.await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        let key = body["key"].as_str().unwrap().to_owned();
+        numbers.push(key.trim_start_matches("ENG-").parse::<i64>().unwrap());
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=50).collect::<Vec<i64>>());
+}

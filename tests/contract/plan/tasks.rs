@@ -1,1 +1,493 @@
-//! Plan port contract: tasks.
+//! Plan port contract: tasks (numbers without gaps or duplicates under concurrency, version-
+//! guarded writes with their events, board moves, lists) and the delta feed's window rule.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::json;
+use teamcomm_kernel::{OrgId, PageRequest, RepoError};
+use teamcomm_plan::actor::Executor;
+use teamcomm_plan::ports::{
+    EventFilter, NewTask, NewTaskEvent, OwnerFilter, TaskFilter, TaskRepository, TaskSort,
+    TaskSortKey,
+};
+use teamcomm_plan::states::default_columns;
+use teamcomm_plan::{
+    Board, BoardId, EstimateScale, Project, ProjectHealth, ProjectId, State, StateCategory, TaskId,
+    Visibility,
+};
+use time::OffsetDateTime;
+use time::macros::datetime;
+
+use crate::ports::Ports;
+
+contract!(
+    numbers_have_no_gaps_or_duplicates_under_concurrency,
+    writes_are_version_guarded_and_logged,
+    board_moves_take_the_next_number_there,
+    lists_filter_sort_and_page,
+    the_delta_window_sees_every_write_once,
+);
+
+const T0: OffsetDateTime = datetime!(2026-11-26 10:00 UTC);
+
+async fn board(p: &Ports, org: OrgId, key: &str) -> (Board, Vec<State>) {
+    let project = Project {
+        id: ProjectId::new(),
+        org_id: org,
+        name: format!("Project {key}"),
+        description: String::new(),
+        visibility: Visibility::Org,
+        lead: None,
+        health: ProjectHealth::NotSet,
+        start_date: None,
+        target_date: None,
+        rank: 0,
+        is_archived: false,
+        archived_at: None,
+        created_by: None,
+        created_at: T0,
+        updated_at: T0,
+    };
+    let project = p.plan.projects.create_project(&project).await.unwrap();
+    let b = Board {
+        id: BoardId::new(),
+        org_id: org,
+        project_id: project.id,
+        name: format!("Board {key}"),
+        key: key.to_owned(),
+        visibility: Visibility::Org,
+        estimate_scale: EstimateScale::None,
+        archive_after_days: None,
+        rank: 0,
+        is_archived: false,
+        archived_at: None,
+        created_by: None,
+        created_at: T0,
+        updated_at: T0,
+    };
+    let states = default_columns(&b);
+    let b = p.plan.boards.create_board(&b, &states).await.unwrap();
+    (b, states)
+}
+
+fn state(states: &[State], category: StateCategory) -> &State {
+    states.iter().find(|s| s.category == category).unwrap()
+}
+
+fn new_task(org: OrgId, board: &Board, state: &State, title: &str) -> NewTask {
+    NewTask {
+        id: TaskId::new(),
+        org_id: org,
+        board_id: board.id,
+        state_id: state.id,
+        parent_id: None,
+        title: title.to_owned(),
+        description: String::new(),
+        owner: None,
+        priority: None,
+        estimate: None,
+        start_date: None,
+        due_date: None,
+        completed_at: None,
+        created_by: None,
+        created_by_agent: Some("Claude".into()),
+    }
+}
+
+fn event(kind: &'static str) -> NewTaskEvent {
+    NewTaskEvent::new(
+        kind,
+        Executor {
+            user: None,
+            agent: Some("Claude".into()),
+        },
+        json!({"k": kind}),
+    )
+}
+
+async fn numbers_have_no_gaps_or_duplicates_under_concurrency(p: Ports) {
+    let org = p.org("Numbers").await;
+    let (b, states) = board(&p, org.id, "NUM").await;
+    let todo = state(&states, StateCategory::Todo).clone();
+    let mut handles = Vec::new();
+    for i in 0..50 {
+        let repo: Arc<dyn TaskRepository> = p.plan.tasks.clone();
+        let new = new_task(org.id, &b, &todo, &format!("t{i}"));
+        handles.push(tokio::spawn(async move {
+            repo.create_task(&new, &event("created")).await.unwrap()
+        }));
+    }
+    let mut numbers = Vec::new();
+    let mut ranks = HashSet::new();
+    for h in handles {
+        let t = h.await.unwrap();
+        assert_eq!((t.version, t.board_key.as_str()), (1, "NUM"));
+        numbers.push(t.number);
+        ranks.insert(t.rank);
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=50).collect::<Vec<i64>>());
+    assert_eq!(ranks.len(), 50, "each task last in its column when created");
+}
+
+async fn writes_are_version_guarded_and_logged(p: Ports) {
+    let org = p.org("Versions").await;
+    let other = p.org("Elsewhere").await;
+    let (b, states) = board(&p, org.id, "VER").await;
+    let repo = &p.plan.tasks;
+    let t = repo
+        .create_task(
+            &new_task(org.id, &b, state(&states, StateCategory::Todo), "a"),
+            &event("created"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(t.created_by_agent.as_deref(), Some("Claude"));
+    assert_eq!(repo.task_by_number(org.id, b.id, 1).await.unwrap().id, t.id);
+    assert!(matches!(
+        repo.get_task(other.id, t.id).await,
+        Err(RepoError::NotFound)
+    ));
+    assert!(matches!(
+        repo.task_by_number(org.id, b.id, 2).await,
+        Err(RepoError::NotFound)
+    ));
+    let mut change = t.clone();
+    change.title = "b".into();
+    change.priority = Some(2);
+    let saved = repo.save_task(&change, &event("updated")).await.unwrap();
+    assert_eq!(
+        (saved.title.as_str(), saved.priority, saved.version),
+        ("b", Some(2), 2)
+    );
+    assert!(saved.updated_at > t.updated_at);
+    assert_eq!(saved.number, 1);
+    // a write based on version 1 again: the version moved
+    match repo.save_task(&change, &event("updated")).await {
+        Err(RepoError::Conflict { constraint }) => assert_eq!(constraint, "version"),
+        other => panic!("expected a version conflict, got {other:?}"),
+    }
+    let mut foreign = saved.clone();
+    foreign.org_id = other.id;
+    assert!(repo.save_task(&foreign, &event("updated")).await.is_err());
+    let log = repo
+        .task_events(org.id, t.id, &EventFilter::default(), PageRequest::all())
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = log.results.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["created", "updated"]);
+    assert_eq!(log.results[1].agent_name.as_deref(), Some("Claude"));
+    assert_eq!(log.results[1].data, json!({"k": "updated"}));
+    assert_eq!(log.results[1].created_at, saved.updated_at);
+    let only = repo
+        .task_events(
+            org.id,
+            t.id,
+            &EventFilter {
+                kind: Some("updated".into()),
+                since: None,
+            },
+            PageRequest::all(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(only.count, 1);
+    assert_eq!(
+        repo.task_events(other.id, t.id, &EventFilter::default(), PageRequest::all())
+            .await
+            .unwrap()
+            .count,
+        0
+    );
+}
+
+async fn board_moves_take_the_next_number_there(p: Ports) {
+    let org = p.org("Moves").await;
+    let (eng, eng_states) = board(&p, org.id, "ENG").await;
+    let (ops, ops_states) = board(&p, org.id, "OPS").await;
+    let repo = &p.plan.tasks;
+    let ops_todo = state(&ops_states, StateCategory::Todo);
+    repo.create_task(
+        &new_task(org.id, &ops, ops_todo, "there"),
+        &event("created"),
+    )
+    .await
+    .unwrap();
+    let t = repo
+        .create_task(
+            &new_task(org.id, &eng, state(&eng_states, StateCategory::Todo), "a"),
+            &event("created"),
+        )
+        .await
+        .unwrap();
+    let mut moved = t.clone();
+    moved.board_id = ops.id;
+    moved.state_id = ops_todo.id;
+    let moved = repo
+        .save_task_on_board(&moved, &event("moved_board"))
+        .await
+        .unwrap();
+    assert_eq!((moved.key(), moved.version), ("OPS-2".to_owned(), 2));
+    assert!(matches!(
+        repo.task_by_number(org.id, eng.id, 1).await,
+        Err(RepoError::NotFound)
+    ));
+    // the board it left lists it among its changes
+    let far = OffsetDateTime::now_utc() + time::Duration::hours(1);
+    let since = OffsetDateTime::now_utc() - time::Duration::hours(1);
+    let left = repo
+        .board_changes(org.id, eng.id, since, far)
+        .await
+        .unwrap();
+    assert_eq!(
+        left.iter().map(|t| (t.id, t.board_id)).collect::<Vec<_>>(),
+        [(t.id, ops.id)]
+    );
+    let counts: HashMap<_, _> = repo
+        .count_by_state(org.id, ops.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(counts[&ops_todo.id], 2);
+}
+
+async fn lists_filter_sort_and_page(p: Ports) {
+    let org = p.org("Lists").await;
+    let someone = p.user(&org, "owner@example.com", "Own", "Er").await.id;
+    let (b, states) = board(&p, org.id, "LST").await;
+    let todo = state(&states, StateCategory::Todo);
+    let done = state(&states, StateCategory::Done);
+    let repo = &p.plan.tasks;
+    let mut a = new_task(org.id, &b, todo, "Alpha release");
+    a.priority = Some(3);
+    a.owner = Some(someone);
+    a.due_date = Some(datetime!(2026-12-01 0:00 UTC).date());
+    let a = repo.create_task(&a, &event("created")).await.unwrap();
+    let mut c = new_task(org.id, &b, done, "Gamma");
+    c.priority = Some(1);
+    c.description = "mentions alpha".into();
+    let c = repo.create_task(&c, &event("created")).await.unwrap();
+    let bt = repo
+        .create_task(&new_task(org.id, &b, todo, "Beta"), &event("created"))
+        .await
+        .unwrap();
+    let list = |filter: TaskFilter, key: TaskSortKey, descending: bool| {
+        let repo = repo.clone();
+        async move {
+            repo.list_tasks(
+                org.id,
+                &filter,
+                TaskSort { key, descending },
+                PageRequest::all(),
+            )
+            .await
+            .unwrap()
+            .results
+            .into_iter()
+            .map(|t| t.title)
+            .collect::<Vec<_>>()
+        }
+    };
+    let all = TaskFilter {
+        boards: vec![b.id],
+        ..TaskFilter::default()
+    };
+    assert_eq!(
+        list(all.clone(), TaskSortKey::Priority, false).await,
+        ["Gamma", "Alpha release", "Beta"]
+    );
+    assert_eq!(
+        list(all.clone(), TaskSortKey::Priority, true).await,
+        ["Alpha release", "Gamma", "Beta"]
+    );
+    assert_eq!(
+        list(all.clone(), TaskSortKey::DueDate, false).await[0],
+        "Alpha release"
+    );
+    let owned = TaskFilter {
+        owners: vec![OwnerFilter::Person(someone)],
+        ..all.clone()
+    };
+    assert_eq!(
+        list(owned, TaskSortKey::Rank, false).await,
+        ["Alpha release"]
+    );
+    let unowned = TaskFilter {
+        owners: vec![OwnerFilter::Unowned],
+        ..all.clone()
+    };
+    assert_eq!(
+        list(unowned, TaskSortKey::CreatedAt, false).await,
+        ["Gamma", "Beta"]
+    );
+    let searched = TaskFilter {
+        search: Some("ALPHA".into()),
+        ..all.clone()
+    };
+    assert_eq!(
+        list(searched, TaskSortKey::CreatedAt, false).await,
+        ["Alpha release", "Gamma"]
+    );
+    let by_key = TaskFilter {
+        search: Some("lst-3".into()),
+        ..all.clone()
+    };
+    assert_eq!(list(by_key, TaskSortKey::Rank, false).await, ["Beta"]);
+    let open = TaskFilter {
+        open_only: true,
+        ..all.clone()
+    };
+    assert_eq!(
+        list(open, TaskSortKey::Rank, false).await,
+        ["Alpha release", "Beta"]
+    );
+    let dated = TaskFilter {
+        has_dates: Some(true),
+        ..all.clone()
+    };
+    assert_eq!(
+        list(dated, TaskSortKey::Rank, false).await,
+        ["Alpha release"]
+    );
+    let column = TaskFilter {
+        state: Some(done.id),
+        ..all.clone()
+    };
+    assert_eq!(list(column, TaskSortKey::Rank, false).await, ["Gamma"]);
+    assert!(
+        list(TaskFilter::default(), TaskSortKey::Rank, false)
+            .await
+            .is_empty()
+    );
+    let page = repo
+        .list_tasks(
+            org.id,
+            &all,
+            TaskSort::default(),
+            PageRequest {
+                offset: 1,
+                limit: 1,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!((page.count, page.results.len()), (3, 1));
+    // archived tasks leave lists; ranks of a column come back in order and respace
+    let mut gone = bt.clone();
+    gone.is_archived = true;
+    repo.save_task(&gone, &event("archived")).await.unwrap();
+    assert_eq!(
+        list(all, TaskSortKey::Rank, false).await,
+        ["Alpha release", "Gamma"]
+    );
+    let ranks = repo.column_ranks(org.id, todo.id).await.unwrap();
+    assert_eq!(ranks.iter().map(|r| r.0).collect::<Vec<_>>(), [a.id]);
+    repo.respace_column(org.id, todo.id).await.unwrap();
+    assert_eq!(repo.column_ranks(org.id, todo.id).await.unwrap()[0].1, 1024);
+    let _ = c;
+}
+
+/// Writers change tasks while a poller follows the feed from cursor to cursor: every write
+/// comes in exactly the window holding its stamp, and once the writers stop, a window holds
+/// nothing.
+async fn the_delta_window_sees_every_write_once(p: Ports) {
+    let org = p.org("Delta").await;
+    let (b, states) = board(&p, org.id, "DLT").await;
+    let repo = p.plan.tasks.clone();
+    let todo = state(&states, StateCategory::Todo).clone();
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        tasks.push(
+            repo.create_task(
+                &new_task(org.id, &b, &todo, &format!("t{i}")),
+                &event("created"),
+            )
+            .await
+            .unwrap(),
+        );
+    }
+    let start = repo.delta_cursor().await.unwrap();
+    let writing = Arc::new(AtomicBool::new(true));
+    let mut writers = Vec::new();
+    for t in tasks.clone() {
+        let repo = repo.clone();
+        writers.push(tokio::spawn(async move {
+            let mut current = t;
+            let mut stamps = Vec::new();
+            for i in 0..15 {
+                current.title = format!("{} #{i}", current.title);
+                current = repo.save_task(&current, &event("updated")).await.unwrap();
+                stamps.push((current.id, current.version, current.updated_at));
+                tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+            }
+            stamps
+        }));
+    }
+    let poller = {
+        let repo = repo.clone();
+        let writing = writing.clone();
+        tokio::spawn(async move {
+            let mut since = start;
+            let mut seen: Vec<(TaskId, i64, OffsetDateTime, OffsetDateTime)> = Vec::new();
+            loop {
+                let done = !writing.load(Ordering::SeqCst);
+                let until = repo.delta_cursor().await.unwrap();
+                if until > since {
+                    for t in repo
+                        .board_changes(org.id, b.id, since, until)
+                        .await
+                        .unwrap()
+                    {
+                        assert!(since <= t.updated_at && t.updated_at < until);
+                        seen.push((t.id, t.version, since, until));
+                    }
+                    since = until;
+                }
+                if done {
+                    return (seen, since);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+        })
+    };
+    let mut stamps = Vec::new();
+    for w in writers {
+        stamps.extend(w.await.unwrap());
+    }
+    // Past the lag, every write is before some cursor.
+    tokio::time::sleep(
+        teamcomm_plan::delta::SAFETY_LAG.unsigned_abs() + std::time::Duration::from_millis(1100),
+    )
+    .await;
+    writing.store(false, Ordering::SeqCst);
+    let (seen, last) = poller.await.unwrap();
+    // The last write of each task came once, in the window holding its stamp.
+    for t in &tasks {
+        let (_, version, at) = stamps
+            .iter()
+            .filter(|s| s.0 == t.id)
+            .max_by_key(|s| s.1)
+            .unwrap();
+        let hits: Vec<_> = seen
+            .iter()
+            .filter(|s| s.0 == t.id && s.1 == *version)
+            .collect();
+        assert_eq!(hits.len(), 1, "final write of {} seen once", t.title);
+        assert!(hits[0].2 <= *at && *at < hits[0].3);
+    }
+    // No row came twice with the same version.
+    let unique: HashSet<_> = seen.iter().map(|s| (s.0, s.1)).collect();
+    assert_eq!(unique.len(), seen.len());
+    // Nothing changed since: an empty window.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let next = repo.delta_cursor().await.unwrap();
+    assert!(
+        repo.board_changes(org.id, b.id, last, next.max(last))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
