@@ -12,9 +12,8 @@ use time::{Date, OffsetDateTime};
 use super::NewTaskEvent;
 use crate::model::{BoardId, CommentId, ParticipantRole, RelationId, RelationType, TaskId};
 
-/// The relations' unique key (the same link twice), as Postgres names it.
-pub const RELATION_KEY: &str =
-    "plan_task_relations_source_task_id_target_task_id_relation_type_key";
+/// The relations' unique key (the same link twice), as Postgres names it (cut to 63 bytes).
+pub const RELATION_KEY: &str = "plan_task_relations_source_task_id_target_task_id_relation__key";
 
 /// What a social write records on its task.
 #[derive(Debug, Clone, PartialEq)]
