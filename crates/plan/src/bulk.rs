@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 use teamcomm_kernel::{Error, ErrorCode};
-use teamcomm_labels::LabelId;
+use teamcomm_labels::{BatchMode, LabelId};
 use time::Date;
 use uuid::Uuid;
 
@@ -243,11 +243,12 @@ impl Plan {
                 Archived::Preview(_) => Err(teamcomm_kernel::internal("archive previewed")),
             },
             Intent::Restore => self.restore_task(actor, &task()?, item.version).await,
-            // TODO(bulk): through `change_task_labels` (labels batch rules) once it lands.
-            Intent::SetLabels(_) => Err(Error::new(
-                ErrorCode::NotImplemented,
-                "Setting labels in bulk is not available yet.",
-            )),
+            Intent::SetLabels(labels) => {
+                let task = task()?;
+                self.change_task_labels(actor, &task, BatchMode::Replace, &labels)
+                    .await?;
+                self.visible_task(actor, &task).await
+            }
             Intent::SetParent(_) => Err(set_parent_unavailable()),
         }
     }
@@ -441,11 +442,20 @@ impl Plan {
             }
             Intent::Archive => change("is_archived", json!(task.is_archived), json!(true)),
             Intent::Restore => change("is_archived", json!(task.is_archived), json!(false)),
-            Intent::SetLabels(_) => {
-                return Err(Error::new(
-                    ErrorCode::NotImplemented,
-                    "Setting labels in bulk is not available yet.",
-                ));
+            Intent::SetLabels(labels) => {
+                let mut now: Vec<String> = self
+                    .ports
+                    .social
+                    .task_labels(task.org_id, task.id)
+                    .await?
+                    .into_iter()
+                    .map(|l| l.0.to_string())
+                    .collect();
+                now.sort();
+                let mut wanted: Vec<String> = labels.iter().map(|l| l.0.to_string()).collect();
+                wanted.sort();
+                wanted.dedup();
+                change("labels", json!(now), json!(wanted));
             }
             Intent::SetParent(_) => return Err(set_parent_unavailable()),
         }
@@ -921,6 +931,44 @@ mod tests {
                 .await
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn set_labels_replaces_the_whole_set() {
+        use teamcomm_labels::{LabelRepository, NewLabel};
+        let w = World::new().await;
+        let b = board(&w).await;
+        create(&w, &b, &["one"]).await;
+        let label = w
+            .labels
+            .create_label(
+                w.org.id,
+                &NewLabel {
+                    id: LabelId::new(),
+                    name: "bug".to_owned(),
+                    color: "#4A90E2".to_owned(),
+                    description: String::new(),
+                    created_by: w.admin.person_id().unwrap(),
+                },
+            )
+            .await
+            .unwrap();
+        let items = json!([{"task": "BLK-1", "labels": [label.id.0.to_string()]}]);
+        let preview = w
+            .plan
+            .bulk_preview(&w.member, call("set_labels", None, items.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            preview.items[0].changes["labels"],
+            json!({"from": [], "to": [label.id.0.to_string()]})
+        );
+        let out = w
+            .plan
+            .bulk(&w.member, call("set_labels", None, items))
+            .await
+            .unwrap();
+        assert!(out[0].result.is_ok(), "{:?}", out[0].result);
     }
 
     #[tokio::test]
