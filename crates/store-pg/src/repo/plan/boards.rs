@@ -172,7 +172,7 @@ async fn put_state_rows(
             .await
             .map_err(db_error)?;
         if n == 0 {
-            return Err(RepoError::NotFound.into());
+            return Err(RepoError::NotFound);
         }
     }
     Ok(())
@@ -338,10 +338,8 @@ impl BoardRepository for PgBoards {
             if let Some(d) = filter.start_date {
                 q = q.filter(plan_boards::created_at.ge(d.midnight().assume_utc()));
             }
-            if let Some(d) = filter.end_date {
-                if let Some(next) = d.next_day() {
-                    q = q.filter(plan_boards::created_at.lt(next.midnight().assume_utc()));
-                }
+            if let Some(next) = filter.end_date.and_then(|d| d.next_day()) {
+                q = q.filter(plan_boards::created_at.lt(next.midnight().assume_utc()));
             }
             q
         };
@@ -350,7 +348,6 @@ impl BoardRepository for PgBoards {
                 .select(BoardRow::as_select())
         })
         .await
-        .map_err(RepoError::from)
     }
 
     async fn count_live_boards(&self, org: OrgId) -> Result<u64, RepoError> {
@@ -555,7 +552,7 @@ impl BoardRepository for PgBoards {
         .await
         .map_err(db_error)?;
         if n == 0 {
-            return Err(RepoError::NotFound.into());
+            return Err(RepoError::NotFound);
         }
         Ok(())
     }
@@ -697,7 +694,7 @@ impl BoardRepository for PgBoards {
         .await
         .map_err(db_error)?;
         if n == 0 {
-            return Err(RepoError::NotFound.into());
+            return Err(RepoError::NotFound);
         }
         Ok(())
     }

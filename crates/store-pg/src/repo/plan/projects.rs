@@ -272,7 +272,6 @@ impl ProjectRepository for PgProjects {
                 .select(ProjectRow::as_select())
         })
         .await
-        .map_err(RepoError::from)
     }
 
     async fn count_live_projects(&self, org: OrgId) -> Result<u64, RepoError> {
@@ -331,7 +330,7 @@ impl ProjectRepository for PgProjects {
         .await
         .map_err(db_error)?;
         if updated == 0 {
-            return Err(RepoError::NotFound.into());
+            return Err(RepoError::NotFound);
         }
         load_project(&mut conn, org, id).await
     }
@@ -508,7 +507,7 @@ impl ProjectRepository for PgProjects {
         .await
         .map_err(db_error)?;
         if n == 0 {
-            return Err(RepoError::NotFound.into());
+            return Err(RepoError::NotFound);
         }
         Ok(())
     }
