@@ -521,7 +521,18 @@ impl Plan {
             created_by_agent: actor.agent_name.as_ref().map(|a| a.as_str().to_owned()),
         };
         let event = record("created", actor, json!({"state": state.id.to_string()}));
-        Ok(self.ports.tasks.create_task(&task, &event).await?)
+        match self.ports.tasks.create_task(&task, &event).await {
+            Ok(t) => Ok(t),
+            // The number is taken under the board row's lock, so this cannot happen unless
+            // the board's counter was moved behind its tasks.
+            Err(RepoError::Conflict { constraint }) if constraint.contains("number") => {
+                Err(Error::new(
+                    ErrorCode::IdentifierAllocationFailed,
+                    "No task key could be allocated; retry with the same Idempotency-Key.",
+                ))
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Saves a task guarded by its version: a version that moved meanwhile is

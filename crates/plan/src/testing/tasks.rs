@@ -82,13 +82,19 @@ impl PlanState {
     }
 
     /// Whether the person participates in or watches the task (the social part of the state).
-    fn participates(&self, _org: OrgId, _task: TaskId, _user: teamcomm_kernel::UserId) -> bool {
-        false
+    fn participates(&self, org: OrgId, task: TaskId, user: teamcomm_kernel::UserId) -> bool {
+        self.social
+            .participants
+            .iter()
+            .any(|(o, p)| *o == org && p.task == task && p.user == user)
     }
 
     /// Whether the task carries any of these labels (the social part of the state).
-    fn carries_any(&self, _org: OrgId, _task: TaskId, _labels: &[Uuid]) -> bool {
-        false
+    fn carries_any(&self, org: OrgId, task: TaskId, labels: &[Uuid]) -> bool {
+        self.social
+            .task_labels
+            .iter()
+            .any(|(o, t, l)| *o == org && *t == task && labels.contains(&l.0))
     }
 
     fn matches(&self, org: OrgId, t: &Task, f: &TaskFilter) -> bool {
