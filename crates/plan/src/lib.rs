@@ -20,6 +20,7 @@ pub mod boards;
 pub mod bulk;
 pub mod comments;
 pub mod delta;
+pub mod embeds;
 pub mod idempotency;
 pub mod participants;
 pub mod projects;
