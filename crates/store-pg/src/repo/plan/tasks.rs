@@ -284,12 +284,15 @@ async fn take_number(
 /// The rank after the last live task of the column.
 async fn end_of_column(
     conn: &mut AsyncPgConnection,
+    board: BoardId,
     state: StateId,
     except: TaskId,
 ) -> Result<i64, diesel::result::Error> {
     let r: One<i64> = Sql::new("SELECT COALESCE(MAX(rank), 0) + ")
         .bind::<BigInt, _>(RANK_STEP)
-        .push(" AS value FROM plan_tasks WHERE state_id = ")
+        .push(" AS value FROM plan_tasks WHERE board_id = ")
+        .bind::<SqlUuid, _>(board.0)
+        .push(" AND state_id = ")
         .bind::<SqlUuid, _>(state.0)
         .push(" AND NOT is_archived AND id <> ")
         .bind::<SqlUuid, _>(except.0)
@@ -409,7 +412,7 @@ impl TaskRepository for PgTasks {
         let event = event.clone();
         conn.transaction(async |conn| {
             let number = take_number(conn, new.org_id, new.board_id).await?;
-            let rank = end_of_column(conn, new.state_id, new.id).await?;
+            let rank = end_of_column(conn, new.board_id, new.state_id, new.id).await?;
             let at = stamp(conn).await?;
             Sql::new(
                 "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, \
@@ -545,7 +548,7 @@ impl TaskRepository for PgTasks {
                 .get_result(conn)
                 .await?;
                 let number = take_number(conn, task.org_id, task.board_id).await?;
-                let rank = end_of_column(conn, task.state_id, task.id).await?;
+                let rank = end_of_column(conn, task.board_id, task.state_id, task.id).await?;
                 let at = stamp(conn).await?;
                 if !write_task(conn, &task, number, rank, at).await? {
                     return Ok(None);
@@ -624,15 +627,19 @@ impl TaskRepository for PgTasks {
         state: StateId,
     ) -> Result<Vec<(TaskId, i64)>, RepoError> {
         let mut conn = self.db.conn().await?;
-        let rows: Vec<Ranked> = Sql::new("SELECT id, rank FROM plan_tasks WHERE state_id = ")
-            .bind::<SqlUuid, _>(state.0)
-            .push(" AND organization_id = ")
-            .bind::<SqlUuid, _>(org.0)
-            .push(" AND NOT is_archived ORDER BY rank, id")
-            .query
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
+        // The column's board leads the `(board_id, state_id, rank)` index.
+        let rows: Vec<Ranked> = Sql::new(
+            "SELECT id, rank FROM plan_tasks \
+             WHERE board_id = (SELECT board_id FROM plan_states WHERE id = $1) AND state_id = ",
+        )
+        .bind::<SqlUuid, _>(state.0)
+        .push(" AND organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(" AND NOT is_archived ORDER BY rank, id")
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
         Ok(rows.into_iter().map(|r| (TaskId(r.id), r.rank)).collect())
     }
 
@@ -744,17 +751,18 @@ impl TaskRepository for PgTasks {
              WHERE t.organization_id = "
         ))
         .bind::<SqlUuid, _>(org.0)
-        .push(" AND ((t.board_id = ")
+        .push(" AND t.board_id = ")
         .bind::<SqlUuid, _>(board.0)
         .push(" AND t.updated_at >= ")
         .bind::<Timestamptz, _>(since)
         .push(" AND t.updated_at < ")
         .bind::<Timestamptz, _>(until)
-        .push(
-            ") OR (t.board_id <> $2 AND t.id IN (SELECT e.task_id FROM plan_task_events e \
+        .push(&format!(
+            " UNION ALL SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE t.organization_id = $1 AND t.board_id <> $2 AND t.id IN (SELECT e.task_id FROM plan_task_events e \
              WHERE e.board_id = $2 AND e.type = 'moved_board' AND e.created_at >= $3 \
-             AND e.created_at < $4))) ORDER BY t.updated_at, t.id",
-        )
+             AND e.created_at < $4) ORDER BY updated_at, id"
+        ))
         .query
         .load(&mut conn)
         .await
@@ -769,9 +777,14 @@ fn filtered(sql: Sql, org: OrgId, f: &TaskFilter) -> Sql {
     let mut sql = sql
         .push(" WHERE t.organization_id = ")
         .bind::<SqlUuid, _>(org.0)
-        .push(" AND NOT t.is_archived AND t.board_id = ANY(")
-        .bind::<Array<SqlUuid>, _>(uuids(f.boards.iter().map(|b| b.0).collect()))
-        .push(")");
+        .push(" AND NOT t.is_archived");
+    sql = if let [one] = f.boards.as_slice() {
+        sql.push(" AND t.board_id = ").bind::<SqlUuid, _>(one.0)
+    } else {
+        sql.push(" AND t.board_id = ANY(")
+            .bind::<Array<SqlUuid>, _>(uuids(f.boards.iter().map(|b| b.0).collect()))
+            .push(")")
+    };
     if let Some(state) = f.state {
         sql = sql.push(" AND t.state_id = ").bind::<SqlUuid, _>(state.0);
     }

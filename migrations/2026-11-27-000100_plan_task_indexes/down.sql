@@ -1,0 +1,1 @@
+DROP INDEX plan_tasks_board_rank_idx;
