@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use teamcomm_kernel::{Error, ErrorCode, OrgId, Page, PageRequest};
 use teamcomm_plan::delta::{Delta, Snapshot, parse_cursor};
+use teamcomm_plan::ports::CommentFilter;
 use teamcomm_plan::ports::{EventFilter, Involvement, TaskEvent};
 use teamcomm_plan::tasks::{
     Archived, CopyField, CreateTask, GroupBy, MoveTask, PersonRef, TaskContext, TaskCounts,
@@ -26,6 +27,7 @@ use crate::extract::query_de::url_pairs;
 use crate::paging::{Links, ListEnvelope, PageParams};
 use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, PlanJson};
+use crate::routes::plan::social::{CommentAnswer, LabelBrief, ParticipantAnswer, RelationView};
 use crate::state::AppState;
 use crate::views::iso;
 
@@ -367,12 +369,18 @@ async fn envelope_of(
             view.subtasks = Some(task_views(state, org, &children).await?);
         }
     }
-    for view in views.iter_mut() {
-        if include.iter().any(|i| i == "labels") {
-            view.labels = Some(Vec::new());
+    if include.iter().any(|i| i == "labels") {
+        let mut labels = state.plan.labels_of_tasks(&page.results).await?;
+        for (view, task) in views.iter_mut().zip(&page.results) {
+            let mine = labels.remove(&task.id).unwrap_or_default();
+            view.labels = Some(embedded(mine.iter().map(LabelBrief::from))?);
         }
-        if include.iter().any(|i| i == "participants") {
-            view.participants = Some(Vec::new());
+    }
+    if include.iter().any(|i| i == "participants") {
+        let mut participants = state.plan.participants_of_tasks(&page.results).await?;
+        for (view, task) in views.iter_mut().zip(&page.results) {
+            let mine = participants.remove(&task.id).unwrap_or_default();
+            view.participants = Some(embedded(mine.iter().map(ParticipantAnswer::from))?);
         }
     }
     Ok(links(state, req).envelope(
@@ -382,6 +390,12 @@ async fn envelope_of(
             results: views,
         },
     ))
+}
+
+/// Embedded rows as the JSON a task view carries.
+fn embedded<T: Serialize>(rows: impl Iterator<Item = T>) -> Result<Vec<Value>, Error> {
+    rows.map(|r| serde_json::to_value(r).map_err(teamcomm_kernel::internal))
+        .collect()
 }
 
 /// The filters of `GET tasks/` (strict: any other parameter is refused).
@@ -1109,7 +1123,40 @@ pub async fn get_task(
                 });
                 json!({"count": events.count, "next": next, "previous": null, "results": views})
             }
-            "comment_count" => json!(0),
+            "relations" => {
+                let links = state
+                    .plan
+                    .task_relations(&caller.0, &TaskRef::Id(task.id))
+                    .await?;
+                json!(links.iter().map(RelationView::from).collect::<Vec<_>>())
+            }
+            "participants" => {
+                let rows = state
+                    .plan
+                    .list_participants(&caller.0, &TaskRef::Id(task.id))
+                    .await?;
+                json!(rows.iter().map(ParticipantAnswer::from).collect::<Vec<_>>())
+            }
+            "comments" => {
+                // The first page, as `GET tasks/{t}/comments/` answers it.
+                let paging = PageParams::default();
+                let page = state
+                    .plan
+                    .list_comments(
+                        &caller.0,
+                        &TaskRef::Id(task.id),
+                        &CommentFilter::default(),
+                        paging.request(),
+                    )
+                    .await?;
+                let links = Links::new(
+                    state.settings.base_url.clone(),
+                    &format!("/v1/plan/tasks/{}/comments/", task.key()),
+                    "",
+                );
+                json!(links.envelope(&paging, page.map_ref(CommentAnswer::from)))
+            }
+            "comment_count" => json!(state.plan.live_comment_count(&task).await?),
             _ => empty_envelope(),
         };
         embeds.insert(embed.clone(), value);
