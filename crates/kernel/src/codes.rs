@@ -376,6 +376,12 @@ catalogue! {
     AgentClaimLinkInvalid => ("agent_claim_link_invalid", 404),
     /// The registered agent's organization is already claimed: no new claim link.
     AgentOrganizationClaimed => ("agent_organization_claimed", 409),
+
+    // --- Plan (issue 11): codes the real CLI knows that the spec's table does not list ---
+    /// An owner, lead or participant is a deactivated person (`extra.parameter`, `extra.uuids`).
+    UserInactive => ("user_inactive", 400),
+    /// A reorder names both `before` and `after`, itself, or an anchor that is not a sibling.
+    ReorderAnchorInvalid => ("reorder_anchor_invalid", 400),
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -54,10 +54,10 @@ pub enum DryRunOr<T> {
     Done(T),
 }
 
-/// A reorder whose anchor is wrong (both given, itself, or unknown). The wire contract's
-/// `reorder_anchor_invalid` is not among our codes: `invalid_filter_value` naming the field.
+/// A reorder whose anchor is wrong (both given, itself, or unknown): 400
+/// `reorder_anchor_invalid`, the code the real CLI knows.
 pub fn anchor_invalid(why: &str) -> Error {
-    Error::new(ErrorCode::InvalidFilterValue, why.to_owned()).with_extra("parameter", "before")
+    Error::new(ErrorCode::ReorderAnchorInvalid, why.to_owned()).with_extra("parameter", "before")
 }
 
 pub fn last_grant() -> Error {

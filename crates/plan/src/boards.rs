@@ -1006,12 +1006,12 @@ mod tests {
             .plan
             .reorder_board(&w.admin, &eng, Anchor::Before(b.id), None)
             .await;
-        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
         let r = w
             .plan
             .reorder_board(&w.admin, &eng, Anchor::After(BoardId::new()), None)
             .await;
-        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
         w.plan
             .reorder_board(&w.admin, &eng, Anchor::After(other.id), None)
             .await
@@ -1039,7 +1039,7 @@ mod tests {
             .plan
             .reorder_project(&w.admin, q.id, Anchor::Before(q.id))
             .await;
-        assert_eq!(code(r), ErrorCode::InvalidFilterValue);
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
         w.plan
             .reorder_project(&w.admin, q.id, Anchor::Before(p.id))
             .await

@@ -1328,8 +1328,7 @@ fn check_version(task: &Task, expected: Option<i64>) -> Result<(), Error> {
 
 /// `user_inactive`, naming the parameter and the people.
 pub fn user_inactive(parameter: &str, ids: &[UserId]) -> Error {
-    // TODO(lead): the catalogue has no `user_inactive` yet; `target_user_inactive` stands in.
-    Error::new(ErrorCode::TargetUserInactive, "That person is deactivated.")
+    Error::new(ErrorCode::UserInactive, "That person is deactivated.")
         .with_extra("parameter", parameter)
         .with_extra(
             "uuids",

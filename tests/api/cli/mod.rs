@@ -29,6 +29,7 @@ mod helpers;
 mod kudos;
 mod labels;
 mod login;
+mod plan;
 mod workflows;
 
 const TIMEOUT: Duration = Duration::from_secs(60);

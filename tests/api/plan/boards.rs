@@ -350,7 +350,7 @@ async fn projects_are_reordered_by_org_admins() {
         Some(json!({"before": a, "after": b})),
     )
     .await;
-    refused(&r, 400, "invalid_filter_value");
+    refused(&r, 400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",
@@ -359,7 +359,7 @@ async fn projects_are_reordered_by_org_admins() {
         Some(json!({"after": c})),
     )
     .await;
-    refused(&r, 400, "invalid_filter_value");
+    refused(&r, 400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",
@@ -853,7 +853,7 @@ async fn boards_are_reordered_visited_and_listed() {
         Some(json!({"before": a, "after": a})),
     )
     .await;
-    refused(&r, 400, "invalid_filter_value");
+    refused(&r, 400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",

@@ -15,9 +15,9 @@ pub struct PlanOrg {
 }
 
 impl PlanOrg {
-    /// A paid (`standard`) organization with the beta on.
+    /// A paid (`business`) organization with the beta on.
     pub async fn new(app: &TestApp) -> PlanOrg {
-        Self::on_plan(app, "standard", true).await
+        Self::on_plan(app, "business", true).await
     }
 
     pub async fn on_plan(app: &TestApp, plan: &str, beta: bool) -> PlanOrg {

@@ -76,7 +76,7 @@ impl World {
         let org = org_ports
             .people
             .create_organization(
-                &NewOrganization::new("Org", "standard", Some(true), Some(true), None)
+                &NewOrganization::new("Org", "business", Some(true), Some(true), None)
                     .expect("valid organization"),
             )
             .await
