@@ -357,23 +357,14 @@ fn agent_header(req: &HttpRequest) -> Result<Option<teamcomm_plan::AgentName>, E
     teamcomm_plan::AgentName::parse(&decoded).map(Some)
 }
 
-/// `%XX` sequences decoded as UTF-8 (`+` is kept: the CLI keeps spaces literal); `None` when a
-/// sequence is broken or the bytes are not UTF-8.
+/// `%XX` sequences decoded as UTF-8 (`+` is kept: the CLI keeps spaces literal); `None` when the
+/// bytes are not UTF-8. A broken sequence stays literal, and `%` is no agent-name character, so
+/// it is refused by the name's rule.
 fn percent_decode(raw: &str) -> Option<String> {
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .ok()
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// The credential and plan gates answer 401 in the Plan area (its code list says so; the
@@ -638,8 +629,10 @@ mod tests {
     fn agent_headers_are_percent_decoded_utf8() {
         assert_eq!(percent_decode("Zo%C3%AB bot").as_deref(), Some("Zoë bot"));
         assert_eq!(percent_decode("a+b").as_deref(), Some("a+b"));
-        for broken in ["%", "%4", "%zz", "%C3"] {
-            assert_eq!(percent_decode(broken), None, "{broken}");
+        assert_eq!(percent_decode("%C3"), None);
+        for broken in ["%", "%4", "%zz"] {
+            let decoded = percent_decode(broken).expect("kept literal");
+            assert!(teamcomm_plan::AgentName::parse(&decoded).is_err(), "{broken}");
         }
     }
 }
