@@ -389,11 +389,8 @@ impl Plan {
         let count = self
             .ports
             .tasks
-            .count_by_state(board.org_id, board.id)
-            .await?
-            .into_iter()
-            .find(|(s, _)| *s == state)
-            .map_or(0, |(_, n)| n);
+            .count_column(board.org_id, board.id, state, MAX_COLUMN_TASKS)
+            .await?;
         if count >= MAX_COLUMN_TASKS {
             return Err(column_too_large());
         }

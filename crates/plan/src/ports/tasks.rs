@@ -174,6 +174,15 @@ pub trait TaskRepository: Send + Sync + 'static {
     /// Spreads the ranks of a column's live tasks evenly ([`crate::tasks::RANK_STEP`] apart),
     /// keeping their order.
     async fn respace_column(&self, org: OrgId, state: StateId) -> Result<(), RepoError>;
+    /// Live tasks of one column of the board, counted up to `bound` (a column at or past its
+    /// limit needs no exact count, and counting stops there).
+    async fn count_column(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        state: StateId,
+        bound: u64,
+    ) -> Result<u64, RepoError>;
     /// Live tasks per column of the board.
     async fn count_by_state(
         &self,

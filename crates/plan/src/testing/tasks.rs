@@ -369,6 +369,20 @@ impl TaskRepository for InMemoryPlan {
         Ok(())
     }
 
+    async fn count_column(
+        &self,
+        org: OrgId,
+        board: BoardId,
+        state: StateId,
+        bound: u64,
+    ) -> Result<u64, RepoError> {
+        let st = self.lock();
+        let live = st.tasks.tasks.iter().filter(|t| {
+            t.org_id == org && t.board_id == board && t.state_id == state && !t.is_archived
+        });
+        Ok((live.count() as u64).min(bound))
+    }
+
     async fn count_by_state(
         &self,
         org: OrgId,

@@ -663,6 +663,33 @@ impl TaskRepository for PgTasks {
         Ok(())
     }
 
+    async fn count_column(
+        &self,
+        _org: OrgId,
+        board: BoardId,
+        state: StateId,
+        bound: u64,
+    ) -> Result<u64, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let bound = i64::try_from(bound).unwrap_or(i64::MAX);
+        // At most `bound` entries of the `(board_id, state_id, rank)` index, read in its order
+        // (the `ORDER BY` keeps the generic plan on the index, not a scan of every task) and
+        // without the heap (the board, which the caller loaded for its organization, is enough).
+        let count: One<i64> =
+            Sql::new("SELECT COUNT(*) AS value FROM (SELECT 1 FROM plan_tasks WHERE board_id = ")
+                .bind::<SqlUuid, _>(board.0)
+                .push(" AND state_id = ")
+                .bind::<SqlUuid, _>(state.0)
+                .push(" AND NOT is_archived ORDER BY rank LIMIT ")
+                .bind::<BigInt, _>(bound)
+                .push(") c")
+                .query
+                .get_result(&mut conn)
+                .await
+                .map_err(db_error)?;
+        count_from(count.value)
+    }
+
     async fn count_by_state(
         &self,
         org: OrgId,
