@@ -792,3 +792,163 @@ async fn fifty_concurrent_creates_take_fifty_numbers() {
     numbers.sort_unstable();
     assert_eq!(numbers, (1..=50).collect::<Vec<i64>>());
 }
+
+/// `GET tasks/` with `include=labels,participants` and `GET tasks/{t}/` with
+/// `include=relations,participants,comments,comment_count` embed what the social routes wrote,
+/// as those routes list it; nothing of it when not asked.
+#[actix_web::test]
+async fn includes_embed_labels_participants_relations_and_comments() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::new(&app).await;
+    board(&app, &o, "ENG").await;
+    let k = &o.member_key;
+    let key_of = |t: &Value| t["key"].as_str().unwrap().to_owned();
+    let key1 = key_of(&create(&app, k, json!({"title": "one", "board": "ENG"})).await);
+    let key2 = key_of(&create(&app, k, json!({"title": "two", "board": "ENG"})).await);
+    let write = |method: &'static str, path: String, body: Option<Value>| {
+        let app = &app;
+        async move { plan(app, method, &path, k, body).await }
+    };
+    let mut labels = Vec::new();
+    for name in ["zeta", "alpha"] {
+        let r = write(
+            "POST",
+            "labels/".into(),
+            Some(json!({"name": name, "color": "#112233"})),
+        )
+        .await;
+        labels.push(ok(&r, 201)["uuid"].as_str().unwrap().to_owned());
+    }
+    for (key, ids) in [(&key1, labels.clone()), (&key2, vec![labels[1].clone()])] {
+        let r = write(
+            "POST",
+            format!("tasks/{key}/labels/batch/"),
+            Some(json!({"mode": "add", "label_uuids": ids})),
+        )
+        .await;
+        ok(&r, 200);
+    }
+    let r = write(
+        "POST",
+        format!("tasks/{key1}/participants/"),
+        Some(json!({"user_uuid": o.admin, "role": "watcher"})),
+    )
+    .await;
+    ok(&r, 201);
+    let r = write(
+        "POST",
+        format!("tasks/{key1}/relations/"),
+        Some(json!({"relation_type": "blocks", "target_task": key2})),
+    )
+    .await;
+    ok(&r, 201);
+    let mut comments = Vec::new();
+    for body in ["kept", "gone"] {
+        let r = write(
+            "POST",
+            format!("tasks/{key1}/comments/"),
+            Some(json!({"body": body})),
+        )
+        .await;
+        comments.push(ok(&r, 201)["uuid"].as_str().unwrap().to_owned());
+    }
+    let r = write(
+        "DELETE",
+        format!("tasks/{key1}/comments/{}/", comments[1]),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text);
+    let read = |path: String| {
+        let app = &app;
+        async move {
+            let r = plan(app, "GET", &path, k, None).await;
+            ok(&r, 200).clone()
+        }
+    };
+
+    // The list: each task with its own labels (by name) and participants.
+    let page = read("tasks/?board=ENG&include=labels,participants".into()).await;
+    let row = |key: &str| {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["key"] == key)
+            .expect(key)
+            .clone()
+    };
+    let (one, two) = (row(&key1), row(&key2));
+    assert_eq!(
+        one["labels"],
+        json!([
+            {"uuid": labels[1], "name": "alpha", "color": "#112233"},
+            {"uuid": labels[0], "name": "zeta", "color": "#112233"},
+        ])
+    );
+    assert_eq!(
+        two["labels"],
+        json!([{"uuid": labels[1], "name": "alpha", "color": "#112233"}])
+    );
+    for (t, key) in [(&one, &key1), (&two, &key2)] {
+        let listed = read(format!("tasks/{key}/participants/")).await;
+        assert_eq!(t["participants"], listed, "{key}");
+    }
+    let admin_row = one["participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["member"]["uuid"] == o.admin.as_str())
+        .expect("the added watcher")
+        .clone();
+    assert_eq!(
+        (
+            admin_row["role"].clone(),
+            admin_row["source"].clone(),
+            admin_row["is_muted"].clone()
+        ),
+        (json!("watcher"), json!("added"), json!(false))
+    );
+    assert!(admin_row["member"]["name"].is_string());
+    let page = read("tasks/?board=ENG&include=labels".into()).await;
+    let first = &page["results"][0];
+    assert!(first["labels"].is_array() && first.get("participants").is_none());
+    let page = read("tasks/?board=ENG".into()).await;
+    for t in page["results"].as_array().unwrap() {
+        assert!(t.get("labels").is_none() && t.get("participants").is_none());
+    }
+
+    // The detail: relations, participants and comments as their own routes list them, the
+    // live comments counted.
+    let detail = read(format!(
+        "tasks/{key1}/?include=relations,participants,comments,comment_count"
+    ))
+    .await;
+    assert_eq!(
+        detail["relations"],
+        read(format!("tasks/{key1}/relations/")).await
+    );
+    assert_eq!(detail["relations"][0]["other_task"]["key"], key2.as_str());
+    assert_eq!(detail["relations"][0]["direction"], "outgoing");
+    assert_eq!(
+        detail["participants"],
+        read(format!("tasks/{key1}/participants/")).await
+    );
+    assert_eq!(
+        detail["comments"],
+        read(format!("tasks/{key1}/comments/")).await
+    );
+    assert_eq!(detail["comments"]["results"][0]["body"], "kept");
+    assert_eq!(
+        detail["comment_count"], 1,
+        "the deleted comment is not counted"
+    );
+    let detail = read(format!("tasks/{key2}/?include=relations,comment_count")).await;
+    assert_eq!(detail["relations"][0]["direction"], "incoming");
+    assert_eq!(detail["comment_count"], 0);
+    assert!(detail.get("comments").is_none() && detail.get("participants").is_none());
+    let plain = read(format!("tasks/{key1}/")).await;
+    for embed in ["relations", "participants", "comments", "comment_count"] {
+        assert!(plain.get(embed).is_none(), "{embed}");
+    }
+}
