@@ -604,13 +604,37 @@ impl TaskRepository for PgTasks {
         .load(&mut conn)
         .await
         .map_err(db_error)?;
-        let count: One<i64> = filtered(
-            Sql::new(
-                "SELECT COUNT(*) AS value FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id",
+        // One board and nothing else (a board's page): counted from the `(board_id, rank, id)`
+        // index alone, the organization checked once on the board rather than on each task.
+        let only_board = match filter.boards.as_slice() {
+            [one]
+                if *filter
+                    == (TaskFilter {
+                        boards: vec![*one],
+                        ..TaskFilter::default()
+                    }) =>
+            {
+                Some(*one)
+            }
+            _ => None,
+        };
+        let count: One<i64> = match only_board {
+            Some(board) => Sql::new("SELECT COUNT(*) AS value FROM plan_tasks WHERE board_id = ")
+                .bind::<SqlUuid, _>(board.0)
+                .push(
+                    " AND NOT is_archived AND EXISTS (SELECT 1 FROM plan_boards \
+                     WHERE id = $1 AND organization_id = ",
+                )
+                .bind::<SqlUuid, _>(org.0)
+                .push(")"),
+            None => filtered(
+                Sql::new(
+                    "SELECT COUNT(*) AS value FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id",
+                ),
+                org,
+                filter,
             ),
-            org,
-            filter,
-        )
+        }
         .query
         .get_result(&mut conn)
         .await
