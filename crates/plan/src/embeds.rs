@@ -122,3 +122,80 @@ impl Plan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::boards::NewBoard;
+    use crate::projects::NewProject;
+    use crate::tasks::CreateTask;
+    use crate::testing::World;
+    use crate::{BoardRef, Task, TaskRef};
+
+    async fn tasks(w: &World, titles: &[&str]) -> Vec<Task> {
+        let project = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Embeds"))
+            .await
+            .unwrap();
+        let board = w
+            .plan
+            .create_board(
+                &w.admin,
+                NewBoard {
+                    name: "Embeds".to_owned(),
+                    project: project.id,
+                    key: "EMB".to_owned(),
+                },
+            )
+            .await
+            .unwrap();
+        let mut made = Vec::new();
+        for title in titles {
+            let new = CreateTask {
+                title: (*title).to_owned(),
+                board: Some(BoardRef::Id(board.id)),
+                ..CreateTask::default()
+            };
+            made.push(w.plan.create_task(&w.member, new).await.unwrap());
+        }
+        made
+    }
+
+    #[tokio::test]
+    async fn participants_are_read_per_task_as_their_listing_shows_them() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["one", "two"]).await;
+        let admin = w.admin.person().unwrap().id;
+        w.plan
+            .add_participant(&w.member, &TaskRef::Id(ts[0].id), admin, None, None)
+            .await
+            .unwrap();
+        let mut of = w.plan.participants_of_tasks(&ts).await.unwrap();
+        for t in &ts {
+            let listed = w
+                .plan
+                .list_participants(&w.member, &TaskRef::Id(t.id))
+                .await
+                .unwrap();
+            assert_eq!(of.remove(&t.id).unwrap(), listed);
+        }
+        let first = w.plan.participants_of_tasks(&ts[..1]).await.unwrap();
+        assert!(first[&ts[0].id].iter().any(|p| p.member.id == admin));
+        assert!(w.plan.participants_of_tasks(&[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn deleted_comments_are_not_counted() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["one"]).await;
+        let t = TaskRef::Id(ts[0].id);
+        let mut ids = Vec::new();
+        for body in ["a", "b", "c"] {
+            let c = w.plan.add_comment(&w.member, &t, body, None).await.unwrap();
+            ids.push(c.comment.id);
+        }
+        assert_eq!(w.plan.live_comment_count(&ts[0]).await.unwrap(), 3);
+        w.plan.delete_comment(&w.member, &t, ids[1]).await.unwrap();
+        assert_eq!(w.plan.live_comment_count(&ts[0]).await.unwrap(), 2);
+    }
+}

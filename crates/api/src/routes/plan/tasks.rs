@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use teamcomm_kernel::{Error, ErrorCode, OrgId, Page, PageRequest};
 use teamcomm_plan::delta::{Delta, Snapshot, parse_cursor};
-use teamcomm_plan::ports::CommentFilter;
-use teamcomm_plan::ports::{EventFilter, Involvement, TaskEvent};
+use teamcomm_plan::ports::{CommentFilter, EventFilter, Involvement, TaskEvent};
 use teamcomm_plan::tasks::{
     Archived, CopyField, CreateTask, GroupBy, MoveTask, PersonRef, TaskContext, TaskCounts,
     TaskPatch, TaskQuery, expected_version, parse_date,
