@@ -632,7 +632,10 @@ mod tests {
         assert_eq!(percent_decode("%C3"), None);
         for broken in ["%", "%4", "%zz"] {
             let decoded = percent_decode(broken).expect("kept literal");
-            assert!(teamcomm_plan::AgentName::parse(&decoded).is_err(), "{broken}");
+            assert!(
+                teamcomm_plan::AgentName::parse(&decoded).is_err(),
+                "{broken}"
+            );
         }
     }
 }
