@@ -113,6 +113,11 @@ async fn required_fields_are_exactly_those_whose_absence_is_refused() {
             else {
                 continue;
             };
+            // Plan bodies answer the Plan's field map without a code, behind the beta gate:
+            // tests/api/plan/rules.rs holds them to it.
+            if path.starts_with("/v1/plan/") {
+                continue;
+            }
             bodies += 1;
             let schema = resolve(&doc, schema);
             let concrete = documented_path(path, op);

@@ -24,7 +24,7 @@ use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, PlanJson};
 use crate::routes::plan::projects::{
-    AddMemberBody, EmptyBody, InspectMemberBody, MemberBody, NamedRef, anchor_of, member_answer,
+    AddMemberBody, EmptyBody, InspectMemberBody, PlanGrant, PlanRef, anchor_of, member_answer,
     preview,
 };
 use crate::state::AppState;
@@ -114,7 +114,7 @@ pub struct BoardBody {
     /// The current key (`ENG`).
     pub key: String,
     pub name: String,
-    pub project: NamedRef,
+    pub project: PlanRef,
     /// `org` or `members`.
     pub visibility: &'static str,
     /// `none`, `fibonacci` or `linear`.
@@ -133,7 +133,7 @@ impl From<BoardView> for BoardBody {
             uuid: b.id.to_string(),
             key: b.key,
             name: b.name,
-            project: NamedRef {
+            project: PlanRef {
                 uuid: b.project_id.to_string(),
                 name: v.project_name,
             },
@@ -504,7 +504,7 @@ pub async fn mentionables(
     ))
 }
 
-#[utoipa::path(tag = "plan", responses((status = 200, body = Vec<MemberBody>), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", responses((status = 200, body = Vec<PlanGrant>), (status = 404, body = ErrorBody)))]
 #[get("/v1/plan/boards/{board}/members/")]
 pub async fn list_board_members(
     state: web::Data<AppState>,
@@ -515,18 +515,13 @@ pub async fn list_board_members(
         .plan
         .board_members(&caller.0, &board_ref(&path)?)
         .await?;
-    Ok(HttpResponse::Ok().json(
-        members
-            .into_iter()
-            .map(MemberBody::from)
-            .collect::<Vec<_>>(),
-    ))
+    Ok(HttpResponse::Ok().json(members.into_iter().map(PlanGrant::from).collect::<Vec<_>>()))
 }
 
 #[utoipa::path(
     tag = "plan",
     request_body = AddMemberBody,
-    responses((status = 201, body = MemberBody), (status = 200, description = "Already a member", body = MemberBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 201, body = PlanGrant), (status = 200, description = "Already a member", body = PlanGrant), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[post("/v1/plan/boards/{board}/members/")]
 pub async fn add_board_member(
@@ -547,7 +542,7 @@ pub async fn add_board_member(
 #[utoipa::path(
     tag = "plan",
     request_body = InspectMemberBody,
-    responses((status = 200, body = MemberBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = PlanGrant), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/v1/plan/boards/{board}/members/{member}/")]
 pub async fn get_board_member(
@@ -562,7 +557,7 @@ pub async fn get_board_member(
         .plan
         .board_member(&actor, &board_ref(&board)?, member)
         .await?;
-    Ok(HttpResponse::Ok().json(MemberBody::from(grant)))
+    Ok(HttpResponse::Ok().json(PlanGrant::from(grant)))
 }
 
 #[utoipa::path(tag = "plan", responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
@@ -582,7 +577,7 @@ pub async fn remove_board_member(
 
 /// A column.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct StateBody {
+pub struct PlanState {
     pub uuid: String,
     pub name: String,
     /// `backlog`, `todo`, `in_progress`, `done` or `canceled`.
@@ -595,9 +590,9 @@ pub struct StateBody {
     pub is_default: bool,
 }
 
-impl From<State> for StateBody {
+impl From<State> for PlanState {
     fn from(s: State) -> Self {
-        StateBody {
+        PlanState {
             uuid: s.id.to_string(),
             name: s.name,
             category: s.category.as_str(),
@@ -610,7 +605,7 @@ impl From<State> for StateBody {
 }
 
 fn states_answer(states: Vec<State>) -> HttpResponse {
-    HttpResponse::Ok().json(states.into_iter().map(StateBody::from).collect::<Vec<_>>())
+    HttpResponse::Ok().json(states.into_iter().map(PlanState::from).collect::<Vec<_>>())
 }
 
 /// `?include_archived=true`.
@@ -620,7 +615,7 @@ pub struct StatesQuery {
     include_archived: Option<bool>,
 }
 
-#[utoipa::path(tag = "plan", params(StatesQuery), responses((status = 200, description = "Live columns by position, then archived ones when asked", body = Vec<StateBody>), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", params(StatesQuery), responses((status = 200, description = "Live columns by position, then archived ones when asked", body = Vec<PlanState>), (status = 404, body = ErrorBody)))]
 #[get("/v1/plan/boards/{board}/states/")]
 pub async fn list_states(
     state: web::Data<AppState>,
@@ -656,7 +651,7 @@ pub struct CreateStateBody {
     is_default: Option<bool>,
 }
 
-#[utoipa::path(tag = "plan", request_body = CreateStateBody, responses((status = 201, body = StateBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", request_body = CreateStateBody, responses((status = 201, body = PlanState), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[post("/v1/plan/boards/{board}/states/")]
 pub async fn create_state(
     state: web::Data<AppState>,
@@ -680,7 +675,7 @@ pub async fn create_state(
             },
         )
         .await?;
-    Ok(HttpResponse::Created().json(StateBody::from(created)))
+    Ok(HttpResponse::Created().json(PlanState::from(created)))
 }
 
 /// Body of `POST boards/{b}/states/reorder/`.
@@ -691,7 +686,7 @@ pub struct ReorderStatesBody {
     order: Vec<Uuid>,
 }
 
-#[utoipa::path(tag = "plan", request_body = ReorderStatesBody, responses((status = 200, body = Vec<StateBody>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", request_body = ReorderStatesBody, responses((status = 200, body = Vec<PlanState>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[post("/v1/plan/boards/{board}/states/reorder/")]
 pub async fn reorder_states(
     state: web::Data<AppState>,
@@ -726,7 +721,7 @@ pub struct UpdateStateBody {
     category: Option<serde_json::Value>,
 }
 
-#[utoipa::path(tag = "plan", request_body = UpdateStateBody, responses((status = 200, body = StateBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", request_body = UpdateStateBody, responses((status = 200, body = PlanState), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 #[patch("/v1/plan/boards/{board}/states/{state}/")]
 pub async fn update_state(
     state: web::Data<AppState>,
@@ -757,7 +752,7 @@ pub async fn update_state(
             },
         )
         .await?;
-    Ok(HttpResponse::Ok().json(StateBody::from(updated)))
+    Ok(HttpResponse::Ok().json(PlanState::from(updated)))
 }
 
 /// Body of a column archive: where its live tasks go.
@@ -772,7 +767,7 @@ pub struct ArchiveStateBody {
     tag = "plan",
     request_body = ArchiveStateBody,
     params(("dry_run" = Option<bool>, Query, description = "Preview: writes nothing")),
-    responses((status = 200, description = "The column, or the preview on a dry run", body = StateBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody))
+    responses((status = 200, description = "The column, or the preview on a dry run", body = PlanState), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody))
 )]
 #[post("/v1/plan/boards/{board}/states/{state}/archive/")]
 pub async fn archive_state(
@@ -796,11 +791,11 @@ pub async fn archive_state(
         .await?
     {
         DryRunOr::Preview(p) => Ok(preview(p)),
-        DryRunOr::Done(s) => Ok(HttpResponse::Ok().json(StateBody::from(s))),
+        DryRunOr::Done(s) => Ok(HttpResponse::Ok().json(PlanState::from(s))),
     }
 }
 
-#[utoipa::path(tag = "plan", responses((status = 200, body = StateBody), (status = 404, body = ErrorBody)))]
+#[utoipa::path(tag = "plan", responses((status = 200, body = PlanState), (status = 404, body = ErrorBody)))]
 #[post("/v1/plan/boards/{board}/states/{state}/restore/")]
 pub async fn restore_state(
     state: web::Data<AppState>,
@@ -814,5 +809,5 @@ pub async fn restore_state(
         .plan
         .restore_state(&actor, &board_ref(&board)?, StateId(id))
         .await?;
-    Ok(HttpResponse::Ok().json(StateBody::from(restored)))
+    Ok(HttpResponse::Ok().json(PlanState::from(restored)))
 }

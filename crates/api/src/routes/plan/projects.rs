@@ -39,7 +39,7 @@ pub fn declare(r: &mut Routes<'_, '_>) {
 
 /// Someone named: `{uuid, name}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct NamedRef {
+pub struct PlanRef {
     pub uuid: String,
     pub name: String,
 }
@@ -62,7 +62,7 @@ pub struct ProjectBody {
     pub description: String,
     /// `org` or `members`.
     pub visibility: &'static str,
-    pub lead: Option<NamedRef>,
+    pub lead: Option<PlanRef>,
     /// `not_set`, `on_track`, `at_risk` or `off_track`.
     pub health: &'static str,
     /// `YYYY-MM-DD`.
@@ -87,7 +87,7 @@ impl From<ProjectView> for ProjectBody {
             name: p.name,
             description: p.description,
             visibility: p.visibility.as_str(),
-            lead: p.lead.map(|id| NamedRef {
+            lead: p.lead.map(|id| PlanRef {
                 uuid: id.to_string(),
                 name: v.lead_name.unwrap_or_default(),
             }),
@@ -112,32 +112,32 @@ impl From<ProjectView> for ProjectBody {
 
 /// A member grant: a person or a team.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct MemberBody {
+pub struct PlanGrant {
     pub uuid: String,
     pub user_uuid: Option<String>,
     pub team_uuid: Option<String>,
     /// The person granted, or null for a team grant.
-    pub user: Option<NamedRef>,
+    pub user: Option<PlanRef>,
     /// The team granted, or null for a person grant.
-    pub team: Option<NamedRef>,
+    pub team: Option<PlanRef>,
     /// Always `member`.
     pub role: String,
     pub created_at: String,
 }
 
-impl From<GrantView> for MemberBody {
+impl From<GrantView> for PlanGrant {
     fn from(v: GrantView) -> Self {
         let (user, team) = match v.grant.grantee {
             Grantee::User(u) => (Some(u.0), None),
             Grantee::Team(t) => (None, Some(t.0)),
         };
         let named = |id: Option<Uuid>| {
-            id.map(|id| NamedRef {
+            id.map(|id| PlanRef {
                 uuid: id.to_string(),
                 name: v.name.clone(),
             })
         };
-        MemberBody {
+        PlanGrant {
             uuid: v.grant.id.to_string(),
             user_uuid: user.map(|u| u.to_string()),
             team_uuid: team.map(|t| t.to_string()),
@@ -471,7 +471,7 @@ pub async fn reorder_project(
 
 #[utoipa::path(
     tag = "plan",
-    responses((status = 200, body = Vec<MemberBody>), (status = 404, body = ErrorBody))
+    responses((status = 200, body = Vec<PlanGrant>), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/plan/projects/{project}/members/")]
 pub async fn list_project_members(
@@ -483,12 +483,7 @@ pub async fn list_project_members(
         .plan
         .project_members(&caller.0, ProjectId(path.into_inner()))
         .await?;
-    Ok(HttpResponse::Ok().json(
-        members
-            .into_iter()
-            .map(MemberBody::from)
-            .collect::<Vec<_>>(),
-    ))
+    Ok(HttpResponse::Ok().json(members.into_iter().map(PlanGrant::from).collect::<Vec<_>>()))
 }
 
 /// Body of `POST …/members/`: exactly one of the two.
@@ -516,7 +511,7 @@ impl AddMemberBody {
 #[utoipa::path(
     tag = "plan",
     request_body = AddMemberBody,
-    responses((status = 201, body = MemberBody), (status = 200, description = "Already a member", body = MemberBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 201, body = PlanGrant), (status = 200, description = "Already a member", body = PlanGrant), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[post("/v1/plan/projects/{project}/members/")]
 pub async fn add_project_member(
@@ -536,9 +531,9 @@ pub async fn add_project_member(
 
 pub(crate) fn member_answer(grant: GrantView, created: bool) -> HttpResponse {
     if created {
-        HttpResponse::Created().json(MemberBody::from(grant))
+        HttpResponse::Created().json(PlanGrant::from(grant))
     } else {
-        HttpResponse::Ok().json(MemberBody::from(grant))
+        HttpResponse::Ok().json(PlanGrant::from(grant))
     }
 }
 
@@ -550,7 +545,7 @@ pub struct InspectMemberBody {}
 #[utoipa::path(
     tag = "plan",
     request_body = InspectMemberBody,
-    responses((status = 200, body = MemberBody), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
+    responses((status = 200, body = PlanGrant), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[patch("/v1/plan/projects/{project}/members/{member}/")]
 pub async fn get_project_member(
@@ -565,7 +560,7 @@ pub async fn get_project_member(
         .plan
         .project_member(&actor, ProjectId(project), member)
         .await?;
-    Ok(HttpResponse::Ok().json(MemberBody::from(grant)))
+    Ok(HttpResponse::Ok().json(PlanGrant::from(grant)))
 }
 
 #[utoipa::path(
