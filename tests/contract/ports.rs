@@ -58,7 +58,6 @@ pub struct Ports {
     /// Organization snapshots as the plan gate reads them.
     pub snapshots: Arc<dyn OrgSnapshots>,
     /// The Plan area's ports, over the same organizations and people.
-    #[allow(dead_code)] // read by tests/contract/plan/ as its modules land
     pub plan: crate::plan::PlanStores,
     store: Store,
 }

@@ -32,7 +32,6 @@ pub struct PlanPorts {
 /// The Plan area's rules.
 #[derive(Clone)]
 pub struct Plan {
-    #[allow(dead_code)] // read by the area modules as they land
     pub(crate) ports: Arc<PlanPorts>,
 }
 

@@ -1,11 +1,9 @@
 //! What the Plan tests share: an organization with the beta and people with credentials.
-#![allow(dead_code)] // each area module uses what it needs
 
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
 /// An organization with the Plan beta, an admin and a member, each with an API key.
-#[allow(dead_code)]
 pub struct PlanOrg {
     pub org: String,
     pub admin: String,
@@ -42,7 +40,6 @@ impl PlanOrg {
     }
 
     /// Another person of this organization with `role` and a key: (uuid, key).
-    #[allow(dead_code)]
     pub async fn person(&self, app: &TestApp, role: &str) -> (String, String) {
         let user = app.create_user(&self.org, role).await;
         let key = key_for(app, &user, json!({"name": "key"})).await;
@@ -50,7 +47,6 @@ impl PlanOrg {
     }
 
     /// An admin-made agent key (no person in Plan) with these scopes.
-    #[allow(dead_code)]
     pub async fn agent_key(&self, app: &TestApp, scopes: &[&str]) -> String {
         let session = app.session(&self.admin).await;
         let (_, key) = app
@@ -70,7 +66,6 @@ pub async fn key_for(app: &TestApp, user: &str, body: Value) -> String {
 }
 
 /// A Plan call with an API key: `path` is below `/v1/plan/`.
-#[allow(dead_code)]
 pub async fn plan(app: &TestApp, method: &str, path: &str, key: &str, body: Option<Value>) -> Resp {
     app.send(
         method,

@@ -13,7 +13,6 @@ use teamcomm_plan::ports::{
 use teamcomm_store_pg::{Database, PgBoards, PgIdempotency, PgProjects, PgTaskSocial, PgTasks};
 
 /// Every Plan port of one store.
-#[allow(dead_code)] // each port's module reads its own
 pub struct PlanStores {
     pub projects: Arc<dyn ProjectRepository>,
     pub boards: Arc<dyn BoardRepository>,
