@@ -191,9 +191,18 @@ fn plan_shaped<B: MessageBody + 'static>(res: ServiceResponse<B>) -> ServiceResp
 pub fn document(operation: &mut Operation, door: PlanDoor) {
     use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
     use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
-    use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder};
-    let text = || ObjectBuilder::new().schema_type(Type::String).build();
-    let header = |name: &str, required: bool, description: &str| {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, Required, ResponseBuilder};
+    // What the parsers accept, stated so that a client (or a fuzzer) can tell: the key's
+    // `IdempotencyKey::parse`, the agent's `AgentName::parse` (percent-encoded non-ASCII
+    // letters are read too; the pattern states the ASCII subset).
+    let text = |pattern: &str, max: usize| {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(pattern))
+            .max_length(Some(max))
+            .build()
+    };
+    let header = |name: &str, required: bool, description: &str, schema: Schema| {
         ParameterBuilder::new()
             .name(name)
             .parameter_in(ParameterIn::Header)
@@ -203,33 +212,42 @@ pub fn document(operation: &mut Operation, door: PlanDoor) {
                 Required::False
             })
             .description(Some(description))
-            .schema(Some(text()))
+            .schema(Some(schema))
             .build()
             .into()
     };
     let responses = &mut operation.responses.responses;
-    if operation.request_body.is_some() {
-        let shape = Schema::OneOf(
-            OneOfBuilder::new()
-                .item(Ref::from_schema_name("PlanFieldErrors"))
-                .item(Ref::from_schema_name("ErrorBody"))
-                .build(),
-        );
-        responses.entry("400".to_owned()).or_insert_with(|| {
-            ResponseBuilder::new()
-                .description(
-                    "Invalid body: a map of field names to messages with `detail` and no `code` \
-                     (`PlanFieldErrors`); coded refusals (`unknown_field`, `parse_error`, \
-                     domain codes) carry the error envelope.",
-                )
-                .content(
-                    "application/json",
-                    ContentBuilder::new().schema(Some(shape)).build(),
-                )
-                .build()
-                .into()
-        });
-    }
+    // Any door can refuse a field (a body's or a query's) with the Plan's field map; coded
+    // refusals keep the envelope. The route's own words about its 400 are kept.
+    let shape = Schema::OneOf(
+        OneOfBuilder::new()
+            .item(Ref::from_schema_name("PlanFieldErrors"))
+            .item(Ref::from_schema_name("ErrorBody"))
+            .build(),
+    );
+    let described = match responses.get("400") {
+        Some(RefOr::T(r)) => r.description.clone(),
+        _ => String::new(),
+    };
+    let description = if described.is_empty() {
+        "Invalid input: a map of field names to messages with `detail` and no `code` \
+         (`PlanFieldErrors`); coded refusals (`unknown_field`, `parse_error`, domain codes) \
+         carry the error envelope."
+            .to_owned()
+    } else {
+        format!("{described}; an invalid field answers the field map (`PlanFieldErrors`)")
+    };
+    responses.insert(
+        "400".to_owned(),
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new().schema(Some(shape)).build(),
+            )
+            .build()
+            .into(),
+    );
     let parameters = operation.parameters.get_or_insert_with(Vec::new);
     if door.idempotency != Idempotency::None {
         let required = door.idempotency == Idempotency::Required;
@@ -241,6 +259,7 @@ pub fn document(operation: &mut Operation, door: PlanDoor) {
              with `Idempotency-Replayed: true`; another request with the key is refused (409 \
              `idempotency_key_payload_mismatch`), a duplicate while the first runs too (409 \
              `idempotency_in_progress`, up to 120 s). Not applied to dry runs.",
+            text("^[!-~]{8,128}$", 128).into(),
         ));
         let conflict = ResponseBuilder::new()
             .description("`idempotency_key_payload_mismatch` or `idempotency_in_progress`")
@@ -262,6 +281,11 @@ pub fn document(operation: &mut Operation, door: PlanDoor) {
             "The agent acting for the person (percent-encoded UTF-8; also `X-Service-Agent-Name`; \
              a body's `agent_name` wins). Refused from keys without a person \
              (`invalid_agent_attribution`).",
+            text(
+                "^ *[A-Za-z0-9.\\-_()'#+/&,:][A-Za-z0-9 .\\-_()'#+/&,:]*$",
+                128,
+            )
+            .into(),
         ));
     }
 }
