@@ -262,74 +262,6 @@ impl Plan {
     }
 }
 
-/// A [`crate::testing::World`] on the given plan tier (`free`, `business`…), for the rules that
-/// depend on it.
-#[cfg(test)]
-pub(crate) async fn world_on(tier: &str) -> crate::testing::World {
-    use std::sync::Arc;
-    use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Role};
-    let clock = Arc::new(teamcomm_org::testing::FixedClock::new(
-        time::macros::datetime!(2026-11-26 10:00 UTC),
-    ));
-    let org_ports = teamcomm_org::testing::InMemoryOrgPorts::new(clock.clone());
-    let org = org_ports
-        .people
-        .create_organization(
-            &NewOrganization::new("Org", tier, Some(true), Some(true), None).expect("valid"),
-        )
-        .await
-        .expect("organization");
-    let org = Arc::new(org);
-    let person = |role: Role, email: &str| NewUser {
-        email: email.to_owned(),
-        first_name: "Test".to_owned(),
-        last_name: role.as_str().to_owned(),
-        role,
-        is_active: true,
-    };
-    let admin = org_ports
-        .people
-        .create_user(org.id, &person(Role::Admin, "admin@example.com"))
-        .await
-        .expect("admin");
-    let member = org_ports
-        .people
-        .create_user(org.id, &person(Role::Member, "member@example.com"))
-        .await
-        .expect("member");
-    let labels = Arc::new(teamcomm_labels::testing::InMemoryLabelRepository::new(
-        org_ports.people.clone(),
-    ));
-    let mem = crate::testing::InMemoryPlan::new(org_ports.people.clone());
-    let plan = Plan::new(crate::PlanPorts {
-        projects: Arc::new(mem.clone()),
-        boards: Arc::new(mem.clone()),
-        tasks: Arc::new(mem.clone()),
-        social: Arc::new(mem.clone()),
-        idempotency: Arc::new(mem.clone()),
-        people: org_ports.people.clone(),
-        teams: org_ports.teams.clone(),
-        labels: labels.clone(),
-        clock: clock.clone(),
-    });
-    let actor = |user| PlanActor {
-        org: org.clone(),
-        person: Some(user),
-        scopes: crate::PlanScopes::ALL,
-        agent_name: None,
-    };
-    crate::testing::World {
-        admin: actor(admin),
-        member: actor(member),
-        plan,
-        mem,
-        org_ports,
-        labels,
-        clock,
-        org,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use teamcomm_kernel::ErrorCode;
@@ -341,7 +273,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_new_board_has_the_default_columns() {
-        let w = super::world_on("business").await;
+        let w = crate::testing::World::new().await;
         let p = w
             .plan
             .create_project(&w.admin, NewProject::named("Core"))
@@ -393,7 +325,7 @@ mod tests {
 
     #[tokio::test]
     async fn members_only_boards_are_hidden_from_others() {
-        let w = super::world_on("business").await;
+        let w = crate::testing::World::new().await;
         let p = w
             .plan
             .create_project(&w.admin, NewProject::named("Core"))
@@ -441,7 +373,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_boards_and_projects_are_not_found() {
-        let w = super::world_on("business").await;
+        let w = crate::testing::World::new().await;
         let e = w
             .plan
             .visible_board(&w.member, &BoardRef::Key("NOPE".into()))

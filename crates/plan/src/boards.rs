@@ -13,7 +13,7 @@ use crate::access::{
 use crate::states::default_columns;
 use crate::{
     Board, BoardId, BoardKey, BoardRef, EstimateScale, GrantId, Plan, PlanActor, Preview,
-    ProjectId, Visibility,
+    ProjectId, Restore, Visibility,
 };
 
 pub const MAX_BOARD_NAME: usize = 255;
@@ -380,7 +380,7 @@ impl Plan {
                 Preview::new("board.archive", consequence)
                     .affects("boards", u64::from(!board.is_archived))
                     .affects("tasks", tasks)
-                    .restorable_at(format!("/v1/plan/boards/{}/restore/", board.id)),
+                    .restorable(Restore::Board(board.id)),
             ));
         }
         if !board.is_archived {
@@ -622,14 +622,14 @@ mod tests {
     use teamcomm_org::Role;
 
     use super::*;
-    use crate::access::{Grantee, world_on};
+    use crate::access::Grantee;
     use crate::projects::{NewProject, ProjectIncludes, ProjectPatch};
     use crate::states::{NewState, StatePatch};
     use crate::testing::World;
     use crate::{PlanScopes, StateCategory, StateId, Task, TaskId};
 
     async fn setup(tier: &str) -> (World, crate::Project, Board) {
-        let w = world_on(tier).await;
+        let w = World::on_tier(tier).await;
         let p = w
             .plan
             .create_project(&w.admin, NewProject::named("Core"))
@@ -876,6 +876,7 @@ mod tests {
             panic!("a dry run previews");
         };
         assert_eq!(preview.affects["tasks"], 2);
+        assert_eq!(preview.restore, Some(Restore::Board(b.id)));
         assert!(!task(&w, t1).is_archived, "a dry run writes nothing");
         assert!(w.mem.lock().tasks.events.is_empty());
         w.plan.archive_board(&w.admin, &eng, false).await.unwrap();

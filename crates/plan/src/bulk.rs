@@ -249,7 +249,10 @@ impl Plan {
                     .await?;
                 self.visible_task(actor, &task).await
             }
-            Intent::SetParent(_) => Err(set_parent_unavailable()),
+            Intent::SetParent(parent) => {
+                self.set_task_parent(actor, &task()?, parent.as_ref(), item.version)
+                    .await
+            }
         }
     }
 
@@ -457,7 +460,14 @@ impl Plan {
                 wanted.dedup();
                 change("labels", json!(now), json!(wanted));
             }
-            Intent::SetParent(_) => return Err(set_parent_unavailable()),
+            Intent::SetParent(parent) => {
+                let to = self.new_parent(actor, &task, parent.as_ref()).await?;
+                let from = match task.parent_id {
+                    Some(id) => json!(self.ports.tasks.get_task(task.org_id, id).await?.key()),
+                    None => Value::Null,
+                };
+                change("parent", from, json!(to.map(|p| p.key())));
+            }
         }
         Ok((Some(task), changes))
     }
@@ -483,13 +493,6 @@ fn state_not_on_board() -> Error {
 
 fn task_required() -> Error {
     Error::invalid_field("task", "This field is required.")
-}
-
-fn set_parent_unavailable() -> Error {
-    Error::new(
-        ErrorCode::NotImplemented,
-        "Changing a task's parent is not available yet.",
-    )
 }
 
 fn check_title(title: &str) -> Result<String, Error> {
@@ -753,29 +756,8 @@ impl Fields<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boards::NewBoard;
-    use crate::projects::NewProject;
     use crate::testing::World;
     use crate::{Board, PlanScopes};
-
-    async fn board(w: &World) -> Board {
-        let project = w
-            .plan
-            .create_project(&w.admin, NewProject::named("Bulk"))
-            .await
-            .unwrap();
-        w.plan
-            .create_board(
-                &w.admin,
-                NewBoard {
-                    name: "Bulk".to_owned(),
-                    project: project.id,
-                    key: "BLK".to_owned(),
-                },
-            )
-            .await
-            .unwrap()
-    }
 
     fn call(op: &str, board: Option<&Board>, items: Value) -> BulkCall {
         BulkCall {
@@ -826,7 +808,7 @@ mod tests {
     #[tokio::test]
     async fn each_item_is_its_own_write() {
         let w = World::new().await;
-        let b = board(&w).await;
+        let b = w.board("BLK").await;
         let tasks = create(&w, &b, &["one", "two"]).await;
         assert_eq!(tasks[0].key(), "BLK-1");
         let out = w
@@ -878,7 +860,7 @@ mod tests {
     #[tokio::test]
     async fn a_dry_run_lists_changes_and_refusals_and_writes_nothing() {
         let w = World::new().await;
-        let b = board(&w).await;
+        let b = w.board("BLK").await;
         let tasks = create(&w, &b, &["one"]).await;
         let preview = w
             .plan
@@ -934,10 +916,82 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn set_parent_previews_then_sets_and_clears_parents() {
+        let w = World::new().await;
+        let b = w.board("BLK").await;
+        let tasks = create(&w, &b, &["parent", "child", "other"]).await;
+        let items = json!([
+            {"task": "BLK-2", "parent": "BLK-1"},
+            {"task": "BLK-3", "parent": "BLK-3"},
+            {"task": "BLK-3"},
+        ]);
+        let preview = w
+            .plan
+            .bulk_preview(&w.member, call("set_parent", None, items.clone()))
+            .await
+            .unwrap();
+        assert_eq!(preview.items.len(), 1);
+        assert_eq!(
+            preview.items[0].changes["parent"],
+            json!({"from": null, "to": "BLK-1"})
+        );
+        let refused: Vec<(usize, ErrorCode)> = preview
+            .refused
+            .iter()
+            .map(|r| (r.index, r.error.code()))
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                (1, ErrorCode::InvalidRelation),
+                (2, ErrorCode::ParamsValidationError)
+            ]
+        );
+        let child = TaskRef::parse("BLK-2").unwrap();
+        assert_eq!(
+            w.plan.visible_task(&w.member, &child).await.unwrap(),
+            tasks[1]
+        );
+
+        let out = w
+            .plan
+            .bulk(&w.member, call("set_parent", None, items))
+            .await
+            .unwrap();
+        let set = out[0].result.as_ref().unwrap();
+        assert_eq!((set.parent_id, set.version), (Some(tasks[0].id), 2));
+        assert!(out[1].result.is_err() && out[2].result.is_err());
+        // A sub-task cannot take one; null makes the task top-level again.
+        let items = json!([
+            {"task": "BLK-3", "parent": "BLK-2"},
+            {"task": "BLK-2", "parent": null},
+        ]);
+        let preview = w
+            .plan
+            .bulk_preview(&w.member, call("set_parent", None, items.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            preview.refused[0].error.code(),
+            ErrorCode::SubtaskDepthExceeded
+        );
+        assert_eq!(
+            preview.items[0].changes["parent"],
+            json!({"from": "BLK-1", "to": null})
+        );
+        let out = w
+            .plan
+            .bulk(&w.member, call("set_parent", None, items))
+            .await
+            .unwrap();
+        assert_eq!(out[1].result.as_ref().unwrap().parent_id, None);
+    }
+
+    #[tokio::test]
     async fn set_labels_replaces_the_whole_set() {
         use teamcomm_labels::{LabelRepository, NewLabel};
         let w = World::new().await;
-        let b = board(&w).await;
+        let b = w.board("BLK").await;
         create(&w, &b, &["one"]).await;
         let label = w
             .labels
@@ -974,7 +1028,7 @@ mod tests {
     #[tokio::test]
     async fn keys_without_a_person_act_on_tasks_they_see() {
         let w = World::new().await;
-        let b = board(&w).await;
+        let b = w.board("BLK").await;
         create(&w, &b, &["one"]).await;
         let key = w.key(PlanScopes {
             read: true,

@@ -214,14 +214,14 @@ mod tests {
 
     #[test]
     fn the_hash_covers_method_route_and_body() {
-        let h = request_hash("POST", "/v1/plan/tasks/", b"{}");
-        assert_eq!(h, request_hash("POST", "/v1/plan/tasks/", b"{}"));
-        assert_ne!(h, request_hash("PATCH", "/v1/plan/tasks/", b"{}"));
-        assert_ne!(h, request_hash("POST", "/v1/plan/boards/", b"{}"));
-        assert_ne!(h, request_hash("POST", "/v1/plan/tasks/", b"{ }"));
+        let h = request_hash("POST", "task.create", b"{}");
+        assert_eq!(h, request_hash("POST", "task.create", b"{}"));
+        assert_ne!(h, request_hash("PATCH", "task.create", b"{}"));
+        assert_ne!(h, request_hash("POST", "board.create", b"{}"));
+        assert_ne!(h, request_hash("POST", "task.create", b"{ }"));
     }
 
-    const ROUTE: &str = "/v1/plan/tasks/";
+    const ROUTE: &str = "task.create";
 
     fn advance(w: &World, by: Duration) {
         use teamcomm_kernel::Clock;
@@ -267,7 +267,7 @@ mod tests {
         // Another route or another organization: another slot.
         assert!(matches!(
             w.plan
-                .claim_idempotent(w.org.id, "/v1/plan/boards/", &k, &other)
+                .claim_idempotent(w.org.id, "board.create", &k, &other)
                 .await
                 .unwrap(),
             Claim::Run(_)

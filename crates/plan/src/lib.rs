@@ -31,7 +31,7 @@ pub mod tasks;
 
 pub use actor::{AgentName, PlanActor, PlanScopes};
 pub use model::*;
-pub use preview::Preview;
+pub use preview::{Preview, Restore};
 pub use service::{Plan, PlanPorts};
 
 #[cfg(any(test, feature = "testing"))]

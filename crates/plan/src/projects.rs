@@ -7,7 +7,9 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::access::{Anchor, DryRunOr, GrantView, Grantee, Viewer, anchor_invalid, last_grant};
-use crate::{GrantId, Plan, PlanActor, Preview, Project, ProjectHealth, ProjectId, Visibility};
+use crate::{
+    GrantId, Plan, PlanActor, Preview, Project, ProjectHealth, ProjectId, Restore, Visibility,
+};
 
 pub const MAX_PROJECT_NAME: usize = 255;
 pub const MAX_PROJECT_DESCRIPTION: usize = 10_000;
@@ -388,7 +390,7 @@ impl Plan {
                 Preview::new("project.archive", consequence)
                     .affects("projects", u64::from(!project.is_archived))
                     .affects("boards", 0)
-                    .restorable_at(format!("/v1/plan/projects/{id}/restore/")),
+                    .restorable(Restore::Project(id)),
             ));
         }
         if project.is_archived {

@@ -6,7 +6,7 @@ use teamcomm_kernel::{Error, ErrorCode};
 use time::OffsetDateTime;
 
 use crate::access::DryRunOr;
-use crate::{Board, BoardRef, Plan, PlanActor, Preview, State, StateCategory, StateId};
+use crate::{Board, BoardRef, Plan, PlanActor, Preview, Restore, State, StateCategory, StateId};
 
 pub const MAX_STATE_NAME: usize = 48;
 
@@ -278,10 +278,10 @@ impl Plan {
                 Preview::new("state.archive", consequence)
                     .affects("states", 1)
                     .affects("tasks", tasks)
-                    .restorable_at(format!(
-                        "/v1/plan/boards/{}/states/{}/restore/",
-                        board.id, id
-                    )),
+                    .restorable(Restore::State {
+                        board: board.id,
+                        state: id,
+                    }),
             ));
         }
         let now = self.ports.clock.now();

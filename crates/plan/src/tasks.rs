@@ -14,8 +14,8 @@ use crate::ports::{
     TaskSortKey,
 };
 use crate::{
-    Board, BoardId, BoardRef, Plan, PlanActor, PlanScopes, Preview, State, StateId, Task, TaskId,
-    TaskRef,
+    Board, BoardId, BoardRef, Plan, PlanActor, PlanScopes, Preview, Restore, State, StateId, Task,
+    TaskId, TaskRef,
 };
 
 pub const MAX_TITLE: usize = 500;
@@ -133,6 +133,21 @@ fn version_conflict(current: i64) -> Error {
 
 fn subtask_cross_board(why: &str) -> Error {
     Error::new(ErrorCode::SubtaskCrossBoard, why.to_owned())
+}
+
+fn subtask_depth_exceeded(why: &str) -> Error {
+    Error::new(ErrorCode::SubtaskDepthExceeded, why.to_owned())
+}
+
+/// A parent for sub-tasks: live, and not a sub-task itself (sub-tasks nest one level only).
+fn can_take_subtasks(parent: &Task) -> Result<(), Error> {
+    if parent.is_archived {
+        return Err(task_archived());
+    }
+    if parent.parent_id.is_some() {
+        return Err(subtask_depth_exceeded("Sub-tasks nest one level only."));
+    }
+    Ok(())
 }
 
 fn column_too_large() -> Error {
@@ -457,15 +472,7 @@ impl Plan {
         let (board, parent) = match &new.parent {
             Some(parent_ref) => {
                 let parent = self.visible_task(actor, parent_ref).await?;
-                if parent.is_archived {
-                    return Err(task_archived());
-                }
-                if parent.parent_id.is_some() {
-                    return Err(Error::new(
-                        ErrorCode::SubtaskDepthExceeded,
-                        "Sub-tasks nest one level only.",
-                    ));
-                }
+                can_take_subtasks(&parent)?;
                 if let Some(b) = &new.board {
                     let named = self.visible_board(actor, b).await?;
                     if named.id != parent.board_id {
@@ -851,6 +858,66 @@ impl Plan {
         }
     }
 
+    /// The parent `task` would get from `parent` (none: a top-level task), checked against the
+    /// sub-task rules of creation ([`can_take_subtasks`]) and those of a task that already
+    /// exists: not its own parent (`invalid_relation`), on its board (`subtask_cross_board`),
+    /// and without sub-tasks of its own, archived ones included, which would then nest two
+    /// levels (`subtask_depth_exceeded`).
+    pub async fn new_parent(
+        &self,
+        actor: &PlanActor,
+        task: &Task,
+        parent: Option<&TaskRef>,
+    ) -> Result<Option<Task>, Error> {
+        let Some(parent) = parent else {
+            return Ok(None);
+        };
+        let parent = self.visible_task(actor, parent).await?;
+        if parent.id == task.id {
+            return Err(Error::new(
+                ErrorCode::InvalidRelation,
+                "A task cannot be its own parent.",
+            )
+            .with_extra("parameter", "parent"));
+        }
+        can_take_subtasks(&parent)?;
+        if parent.board_id != task.board_id {
+            return Err(subtask_cross_board(
+                "A sub-task goes on its parent's board.",
+            ));
+        }
+        if self.ports.tasks.has_subtasks(task.org_id, task.id).await? {
+            return Err(subtask_depth_exceeded(
+                "A task with sub-tasks cannot become a sub-task.",
+            ));
+        }
+        Ok(Some(parent))
+    }
+
+    /// Makes `task` a sub-task of `parent`, or a top-level task with none (`set_parent` of
+    /// `tasks/bulk/`; rules in [`Self::new_parent`]). An unchanged parent is answered as is.
+    pub async fn set_task_parent(
+        &self,
+        actor: &PlanActor,
+        task: &TaskRef,
+        parent: Option<&TaskRef>,
+        expected: Option<i64>,
+    ) -> Result<Task, Error> {
+        let (mut task, _) = self.writable_task(actor, task, expected).await?;
+        let to = self.new_parent(actor, &task, parent).await?.map(|p| p.id);
+        if to == task.parent_id {
+            return Ok(task);
+        }
+        let id = |p: Option<TaskId>| p.map(|p| p.to_string());
+        let event = record(
+            "updated",
+            actor,
+            json!({"fields": ["parent"], "from_parent": id(task.parent_id), "to_parent": id(to)}),
+        );
+        task.parent_id = to;
+        self.save(&task, event).await
+    }
+
     /// `POST tasks/{t}/archive/` (or its dry run, which writes nothing). An archived task
     /// stays archived (answered as is).
     pub async fn archive_task(
@@ -869,7 +936,7 @@ impl Plan {
                     format!("Archives {}; it can be restored.", task.key()),
                 )
                 .affects("tasks", 1)
-                .restorable_at(format!("/v1/plan/tasks/{}/restore/", task.key())),
+                .restorable(Restore::Task(task.key())),
             ));
         }
         if task.is_archived {

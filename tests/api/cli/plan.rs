@@ -446,3 +446,72 @@ async fn plan_task_bulk_previews_then_applies() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[actix_web::test]
+async fn plan_task_bulk_sets_and_refuses_parents() {
+    let app = TestApp::spawn().await;
+    let (_, _, key) = plan_org(&app).await;
+    project_and_board(&app, &key, "SUB").await;
+    for title in ["Parent", "Child"] {
+        plan_ok(
+            &app,
+            &key,
+            &["task", "create", "--board", "SUB", "--title", title],
+        )
+        .await;
+    }
+    let dir = std::env::temp_dir().join(format!("teamcomm-parent-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("items.json");
+    let file_arg = file.to_str().expect("utf-8 path").to_owned();
+    // `set_parent` over the items file, with `--dry-run` or `--yes`.
+    let bulk = |how: &'static str| {
+        let (app, key, file) = (&app, &key, file_arg.as_str());
+        async move {
+            let args = [
+                "plan",
+                "task",
+                "bulk",
+                "--operation",
+                "set_parent",
+                "-f",
+                file,
+                "--json",
+                how,
+            ];
+            dailybot(app, &key_env(key), &args).await
+        }
+    };
+
+    // A parent of its own is refused by the preview (exit 1).
+    std::fs::write(
+        &file,
+        json!([{"task": "SUB-1", "parent": "SUB-1"}]).to_string(),
+    )
+    .expect("items file");
+    let preview = bulk("--dry-run").await;
+    assert_eq!(preview.code, 1, "{preview:#?}");
+    assert_eq!(
+        preview.json()["refused"][0]["code"],
+        "invalid_relation",
+        "{preview:#?}"
+    );
+
+    // Previewed, then applied.
+    std::fs::write(
+        &file,
+        json!([{"task": "SUB-2", "parent": "SUB-1"}]).to_string(),
+    )
+    .expect("items file");
+    let preview = bulk("--dry-run").await.ok_json();
+    assert_eq!(
+        preview["items"][0]["changes"]["parent"],
+        json!({"from": null, "to": "SUB-1"}),
+        "{preview}"
+    );
+    let applied = bulk("--yes").await.ok_json();
+    assert_eq!(applied["results"][0]["status"], "ok", "{applied}");
+    let child = plan_ok(&app, &key, &["task", "get", "SUB-2"]).await;
+    assert_eq!(child["parent"]["key"], "SUB-1", "{child}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -262,6 +262,10 @@ async fn projects_are_created_listed_and_changed() {
     assert_eq!(preview["dry_run"], true);
     assert_eq!(preview["operation"], "project.archive");
     assert_eq!(preview["reversible"], true);
+    assert_eq!(
+        preview["restore_path"],
+        format!("/v1/plan/projects/{id}/restore/")
+    );
     assert_eq!(digest(&app).await, before);
     let r = plan(
         &app,
@@ -991,6 +995,10 @@ async fn columns_are_added_changed_archived_and_reordered() {
     assert_eq!(
         (&preview["operation"], &preview["affects"]["tasks"]),
         (&json!("state.archive"), &json!(1))
+    );
+    assert_eq!(
+        preview["restore_path"],
+        format!("/v1/plan/boards/{board_id}/states/{todo}/restore/")
     );
     assert_eq!(digest(&app).await, before, "a dry run writes nothing");
     let r = plan(

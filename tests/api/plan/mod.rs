@@ -4,6 +4,7 @@
 mod kit;
 
 mod boards;
+mod bulk_parent;
 mod rules;
 mod social;
 mod tasks;

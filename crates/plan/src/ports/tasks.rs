@@ -158,6 +158,8 @@ pub trait TaskRepository: Send + Sync + 'static {
         task: &Task,
         event: &NewTaskEvent,
     ) -> Result<Task, RepoError>;
+    /// Whether any task, archived ones included, is a sub-task of this one.
+    async fn has_subtasks(&self, org: OrgId, task: TaskId) -> Result<bool, RepoError>;
     async fn list_tasks(
         &self,
         org: OrgId,

@@ -4,104 +4,11 @@ use teamcomm_kernel::ErrorCode;
 use teamcomm_org::Role;
 
 use super::*;
-use crate::boards::{BoardPatch, NewBoard};
-use crate::projects::NewProject;
-use crate::testing::World as FoundationWorld;
-
-/// `testing::World` names its organization's plan `standard`, which the organization rules
-/// refuse; until that is fixed, the same world on `business`.
-struct World;
-
-impl World {
-    #[allow(clippy::new_ret_no_self)]
-    async fn new() -> FoundationWorld {
-        use std::sync::Arc;
-        use teamcomm_org::{NewOrganization, NewUser, OrgRepository};
-        let clock = Arc::new(teamcomm_org::testing::FixedClock::new(
-            time::macros::datetime!(2026-11-26 10:00 UTC),
-        ));
-        let org_ports = teamcomm_org::testing::InMemoryOrgPorts::new(clock.clone());
-        let org = Arc::new(
-            org_ports
-                .people
-                .create_organization(
-                    &NewOrganization::new("Org", "business", Some(true), Some(true), None).unwrap(),
-                )
-                .await
-                .unwrap(),
-        );
-        let person = |role: Role, email: &str| NewUser {
-            email: email.to_owned(),
-            first_name: "Test".to_owned(),
-            last_name: role.as_str().to_owned(),
-            role,
-            is_active: true,
-        };
-        let admin = org_ports
-            .people
-            .create_user(org.id, &person(Role::Admin, "admin@example.com"))
-            .await
-            .unwrap();
-        let member = org_ports
-            .people
-            .create_user(org.id, &person(Role::Member, "member@example.com"))
-            .await
-            .unwrap();
-        let labels = Arc::new(teamcomm_labels::testing::InMemoryLabelRepository::new(
-            org_ports.people.clone(),
-        ));
-        let mem = crate::testing::InMemoryPlan::new(org_ports.people.clone());
-        let plan = crate::Plan::new(crate::PlanPorts {
-            projects: Arc::new(mem.clone()),
-            boards: Arc::new(mem.clone()),
-            tasks: Arc::new(mem.clone()),
-            social: Arc::new(mem.clone()),
-            idempotency: Arc::new(mem.clone()),
-            people: org_ports.people.clone(),
-            teams: org_ports.teams.clone(),
-            labels: labels.clone(),
-            clock: clock.clone(),
-        });
-        let actor = |user| PlanActor {
-            org: org.clone(),
-            person: Some(user),
-            scopes: PlanScopes::ALL,
-            agent_name: None,
-        };
-        FoundationWorld {
-            admin: actor(admin),
-            member: actor(member),
-            plan,
-            mem,
-            org_ports,
-            labels,
-            clock,
-            org,
-        }
-    }
-}
+use crate::boards::BoardPatch;
+use crate::testing::World;
 use crate::{AgentName, StateCategory, Visibility};
 
-async fn board(w: &FoundationWorld, key: &str) -> Board {
-    let project = w
-        .plan
-        .create_project(&w.admin, NewProject::named(&format!("Project {key}")))
-        .await
-        .unwrap();
-    w.plan
-        .create_board(
-            &w.admin,
-            NewBoard {
-                name: format!("Board {key}"),
-                project: project.id,
-                key: key.to_owned(),
-            },
-        )
-        .await
-        .unwrap()
-}
-
-async fn column(w: &FoundationWorld, b: &Board, category: StateCategory) -> State {
+async fn column(w: &World, b: &Board, category: StateCategory) -> State {
     w.plan
         .live_states(b)
         .await
@@ -119,7 +26,7 @@ fn titled(b: &Board, title: &str) -> CreateTask {
     }
 }
 
-async fn task(w: &FoundationWorld, b: &Board, title: &str) -> Task {
+async fn task(w: &World, b: &Board, title: &str) -> Task {
     w.plan
         .create_task(&w.member, titled(b, title))
         .await
@@ -130,7 +37,7 @@ fn key_of(t: &Task) -> TaskRef {
     TaskRef::parse(&t.key()).unwrap()
 }
 
-async fn events(w: &FoundationWorld, t: &Task) -> Vec<String> {
+async fn events(w: &World, t: &Task) -> Vec<String> {
     w.plan
         .task_events(
             &w.admin,
@@ -146,7 +53,7 @@ async fn events(w: &FoundationWorld, t: &Task) -> Vec<String> {
         .collect()
 }
 
-async fn make_private(w: &FoundationWorld, b: &Board) {
+async fn make_private(w: &World, b: &Board) {
     w.plan
         .ports
         .boards
@@ -165,8 +72,8 @@ async fn make_private(w: &FoundationWorld, b: &Board) {
 #[tokio::test]
 async fn tasks_are_numbered_per_board_in_the_default_column_last() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let ops = board(&w, "OPS").await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
     let a = task(&w, &eng, "a").await;
     let b = task(&w, &eng, "b").await;
     let c = task(&w, &ops, "c").await;
@@ -186,7 +93,7 @@ async fn tasks_are_numbered_per_board_in_the_default_column_last() {
 #[tokio::test]
 async fn creation_records_the_agent() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let mut actor = w.member.clone();
     actor.agent_name = Some(AgentName::parse("Claude").unwrap());
     let t = w.plan.create_task(&actor, titled(&eng, "x")).await.unwrap();
@@ -208,8 +115,8 @@ async fn creation_records_the_agent() {
 #[tokio::test]
 async fn creation_checks_every_field() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let ops = board(&w, "OPS").await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
     let refuse = |new: CreateTask, code: ErrorCode| {
         let w = &w;
         async move {
@@ -360,8 +267,8 @@ async fn creation_checks_every_field() {
 #[tokio::test]
 async fn subtasks_nest_one_level_on_their_parents_board() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let ops = board(&w, "OPS").await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
     let parent = task(&w, &eng, "parent").await;
     let child = w
         .plan
@@ -413,9 +320,98 @@ async fn subtasks_nest_one_level_on_their_parents_board() {
 }
 
 #[tokio::test]
+async fn a_parent_is_set_and_cleared_under_the_subtask_rules() {
+    let w = World::new().await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
+    let [a, b, c, d] = ["a", "b", "c", "d"].map(|t| titled(&eng, t));
+    let mut made = Vec::new();
+    for new in [a, b, c, d] {
+        made.push(w.plan.create_task(&w.member, new).await.unwrap());
+    }
+    let [a, b, c, d] = <[Task; 4]>::try_from(made).unwrap();
+    let elsewhere = task(&w, &ops, "elsewhere").await;
+    let set = |t: &Task, parent: Option<&Task>, expected: Option<i64>| {
+        let (t, parent) = (key_of(t), parent.map(key_of));
+        let w = &w;
+        async move {
+            w.plan
+                .set_task_parent(&w.member, &t, parent.as_ref(), expected)
+                .await
+        }
+    };
+    let code = |r: Result<Task, Error>| r.unwrap_err().code();
+
+    let child = set(&b, Some(&a), Some(1)).await.unwrap();
+    assert_eq!((child.parent_id, child.version), (Some(a.id), 2));
+    assert_eq!(events(&w, &b).await, ["created", "updated"]);
+    assert_eq!(
+        w.plan
+            .task_children(&w.member, &key_of(&a), None)
+            .await
+            .unwrap(),
+        [child.clone()]
+    );
+    // The same parent again: answered as is, nothing written.
+    assert_eq!(set(&b, Some(&a), None).await.unwrap(), child);
+    assert_eq!(
+        code(set(&b, None, Some(1)).await),
+        ErrorCode::VersionConflict
+    );
+    // One level deep, on the same board, never its own parent.
+    assert_eq!(
+        code(set(&c, Some(&b), None).await),
+        ErrorCode::SubtaskDepthExceeded
+    );
+    assert_eq!(
+        code(set(&a, Some(&c), None).await),
+        ErrorCode::SubtaskDepthExceeded
+    );
+    assert_eq!(
+        code(set(&c, Some(&c), None).await),
+        ErrorCode::InvalidRelation
+    );
+    assert_eq!(
+        code(set(&c, Some(&elsewhere), None).await),
+        ErrorCode::SubtaskCrossBoard
+    );
+    // Archived: neither the task nor the parent.
+    w.plan
+        .archive_task(&w.member, &key_of(&d), false, None)
+        .await
+        .unwrap();
+    assert_eq!(code(set(&c, Some(&d), None).await), ErrorCode::TaskArchived);
+    assert_eq!(code(set(&d, Some(&a), None).await), ErrorCode::TaskArchived);
+    // Cleared: top level again.
+    let top = set(&b, None, Some(2)).await.unwrap();
+    assert_eq!((top.parent_id, top.version), (None, 3));
+    // An archived sub-task still counts: restoring it would nest two levels.
+    let sub = w
+        .plan
+        .create_task(
+            &w.member,
+            CreateTask {
+                parent: Some(key_of(&c)),
+                ..titled(&eng, "sub")
+            },
+        )
+        .await
+        .unwrap();
+    w.plan
+        .archive_task(&w.member, &key_of(&sub), false, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        code(set(&c, Some(&a), None).await),
+        ErrorCode::SubtaskDepthExceeded
+    );
+    assert_eq!(events(&w, &c).await, ["created"]);
+}
+
+#[tokio::test]
 async fn tasks_resolve_by_uuid_current_and_retired_keys_for_those_who_see_the_board() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let t = task(&w, &eng, "a").await;
     w.plan
         .ports
@@ -459,7 +455,7 @@ async fn tasks_resolve_by_uuid_current_and_retired_keys_for_those_who_see_the_bo
 #[tokio::test]
 async fn updates_bump_the_version_and_refuse_stale_ones() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let t = task(&w, &eng, "a").await;
     let patch = TaskPatch {
         title: Some("b".into()),
@@ -556,8 +552,8 @@ fn preconditions_read_if_match_and_the_body() {
 #[tokio::test]
 async fn moves_set_completion_and_rank_between_neighbours() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let ops = board(&w, "OPS").await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
     let done = column(&w, &eng, StateCategory::Done).await;
     let a = task(&w, &eng, "a").await;
     let m = w
@@ -594,7 +590,7 @@ async fn moves_set_completion_and_rank_between_neighbours() {
     // order: b c a, then put a before c and after b
     let b = task(&w, &eng, "b").await;
     let c = task(&w, &eng, "c").await;
-    let order = |w: &FoundationWorld| {
+    let order = |w: &World| {
         let eng = eng.clone();
         let plan = w.plan.clone();
         let actor = w.member.clone();
@@ -673,8 +669,8 @@ async fn moves_set_completion_and_rank_between_neighbours() {
 #[tokio::test]
 async fn move_board_gives_a_new_key_and_keeps_subtasks_together() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let ops = board(&w, "OPS").await;
+    let eng = w.board("ENG").await;
+    let ops = w.board("OPS").await;
     task(&w, &ops, "already there").await;
     let t = task(&w, &eng, "a").await;
     let moved = w
@@ -740,7 +736,7 @@ async fn move_board_gives_a_new_key_and_keeps_subtasks_together() {
 #[tokio::test]
 async fn archive_previews_writes_nothing_and_restore_needs_a_live_column() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let t = task(&w, &eng, "a").await;
     let Archived::Preview(p) = w
         .plan
@@ -750,11 +746,7 @@ async fn archive_previews_writes_nothing_and_restore_needs_a_live_column() {
     else {
         panic!("a preview")
     };
-    assert_eq!(
-        p.restore_path.as_deref(),
-        Some("/v1/plan/tasks/ENG-1/restore/")
-    );
-    assert!(p.reversible && p.dry_run);
+    assert_eq!(p.restore, Some(Restore::Task("ENG-1".to_owned())));
     let still = w.plan.visible_task(&w.member, &key_of(&t)).await.unwrap();
     assert_eq!(still, t);
     assert_eq!(events(&w, &t).await, ["created"]);
@@ -806,7 +798,7 @@ async fn archive_previews_writes_nothing_and_restore_needs_a_live_column() {
 #[tokio::test]
 async fn duplicates_copy_the_chosen_fields() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let t = w
         .plan
         .create_task(
@@ -865,8 +857,8 @@ async fn duplicates_copy_the_chosen_fields() {
 #[tokio::test]
 async fn lists_filter_and_check_their_values() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
-    let hidden = board(&w, "SEC").await;
+    let eng = w.board("ENG").await;
+    let hidden = w.board("SEC").await;
     make_private(&w, &hidden).await;
     w.plan
         .create_task(&w.admin, titled(&hidden, "secret"))
@@ -998,7 +990,7 @@ fn ranks_fall_between_neighbours() {
 #[tokio::test]
 async fn the_delta_feed_splits_changes_between_cursors() {
     let w = World::new().await;
-    let eng = board(&w, "ENG").await;
+    let eng = w.board("ENG").await;
     let b = BoardRef::Id(eng.id);
     let old = task(&w, &eng, "old").await;
     let gone = task(&w, &eng, "gone").await;

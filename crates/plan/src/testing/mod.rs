@@ -67,7 +67,14 @@ pub struct World {
 }
 
 impl World {
+    /// A paid (`business`) organization.
     pub async fn new() -> World {
+        World::on_tier("business").await
+    }
+
+    /// An organization on the given plan tier (`free`, `business`…), for the rules that
+    /// depend on it.
+    pub async fn on_tier(tier: &str) -> World {
         use teamcomm_org::{NewOrganization, NewUser, OrgRepository, Role};
         let clock = Arc::new(teamcomm_org::testing::FixedClock::new(
             time::macros::datetime!(2026-11-26 10:00 UTC),
@@ -76,7 +83,7 @@ impl World {
         let org = org_ports
             .people
             .create_organization(
-                &NewOrganization::new("Org", "business", Some(true), Some(true), None)
+                &NewOrganization::new("Org", tier, Some(true), Some(true), None)
                     .expect("valid organization"),
             )
             .await
@@ -156,6 +163,30 @@ impl World {
             scopes: crate::PlanScopes::ALL,
             agent_name: None,
         }
+    }
+
+    /// A board keyed `key` ("Board KEY") on a project of its own ("Project KEY"), both made
+    /// by the admin.
+    pub async fn board(&self, key: &str) -> crate::Board {
+        let project = self
+            .plan
+            .create_project(
+                &self.admin,
+                crate::projects::NewProject::named(&format!("Project {key}")),
+            )
+            .await
+            .expect("project");
+        self.plan
+            .create_board(
+                &self.admin,
+                crate::boards::NewBoard {
+                    name: format!("Board {key}"),
+                    project: project.id,
+                    key: key.to_owned(),
+                },
+            )
+            .await
+            .expect("board")
     }
 
     /// An organization or agent key: no person, with these scopes.

@@ -322,6 +322,15 @@ impl TaskRepository for InMemoryPlan {
         Ok(st.task_view(&saved))
     }
 
+    async fn has_subtasks(&self, org: OrgId, task: TaskId) -> Result<bool, RepoError> {
+        let st = self.lock();
+        Ok(st
+            .tasks
+            .tasks
+            .iter()
+            .any(|t| t.org_id == org && t.parent_id == Some(task)))
+    }
+
     async fn list_tasks(
         &self,
         org: OrgId,

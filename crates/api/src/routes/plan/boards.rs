@@ -22,10 +22,9 @@ use crate::extract::{Query, Wire, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, PlanJson};
+use crate::routes::plan::common::{DryRun, PlanJson, preview};
 use crate::routes::plan::projects::{
     AddMemberBody, EmptyBody, InspectMemberBody, PlanGrant, PlanRef, anchor_of, member_answer,
-    preview,
 };
 use crate::state::AppState;
 use crate::views::iso;

@@ -30,7 +30,8 @@ pub struct BulkBody {
     /// `{"title": …, …}` for `create`. Fields: `create`/`update` those of `POST tasks/` /
     /// `PATCH tasks/{t}/`; `move` `state` (`before`, `after`); `set_labels` `labels` (uuids,
     /// the whole set); `set_owner` `owner` (uuid, `me` or null); `set_priority` `priority`
-    /// (1–5 or null); `set_due_date` `due_date` (YYYY-MM-DD or null); `set_parent` `parent`.
+    /// (1–5 or null); `set_due_date` `due_date` (YYYY-MM-DD or null); `set_parent` `parent`
+    /// (a task of the same board, key or uuid; null makes the task top-level).
     #[schema(value_type = Vec<Object>)]
     pub items: Vec<Value>,
     /// The board new tasks go on (uuid or key; required for `create`).

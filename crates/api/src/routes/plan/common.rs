@@ -1,15 +1,16 @@
 //! What every Plan door shares beyond its policy: bodies ([`PlanJson`]: agent attribution
-//! taken out, then the body checked against its schema), dry runs ([`DryRun`]), the actor of
-//! a write ([`PlanCaller::acting`]).
+//! taken out, then the body checked against its schema), dry runs ([`DryRun`] and the answer
+//! of one, [`preview`]), the actor of a write ([`PlanCaller::acting`]).
 //!
 //! Idempotency keys are applied from the route's policy (`Policy::idempotent`), not here: a
 //! handler of an [IK] door does nothing for them.
 
-use actix_web::{FromRequest, HttpRequest, dev::Payload};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, dev::Payload};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use teamcomm_kernel::Error;
-use teamcomm_plan::{AgentName, PlanActor};
+use teamcomm_plan::{AgentName, PlanActor, Preview, Restore};
 use utoipa::ToSchema;
 
 use crate::auth::PlanCaller;
@@ -86,6 +87,44 @@ pub fn dry_run_of(query: &str) -> Result<bool, Error> {
             "dry_run is true or false.",
         )
         .with_extra("parameter", "dry_run")),
+    }
+}
+
+/// A dry run's answer as every previewing door writes it.
+#[derive(Debug, Serialize)]
+struct PreviewBody {
+    /// Always true.
+    dry_run: bool,
+    operation: String,
+    consequence: String,
+    affects: Map<String, Value>,
+    reversible: bool,
+    /// The call that undoes the write, when reversible.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    restore_path: Option<String>,
+}
+
+/// 200 with the dry run's preview (`teamcomm_plan::Preview`).
+pub fn preview(p: Preview) -> HttpResponse {
+    HttpResponse::Ok().json(PreviewBody {
+        dry_run: true,
+        reversible: p.reversible(),
+        restore_path: p.restore.as_ref().map(restore_path),
+        operation: p.operation,
+        consequence: p.consequence,
+        affects: p.affects,
+    })
+}
+
+/// The restore door of what a preview says can be restored.
+fn restore_path(what: &Restore) -> String {
+    match what {
+        Restore::Project(id) => format!("/v1/plan/projects/{id}/restore/"),
+        Restore::Board(id) => format!("/v1/plan/boards/{id}/restore/"),
+        Restore::State { board, state } => {
+            format!("/v1/plan/boards/{board}/states/{state}/restore/")
+        }
+        Restore::Task(key) => format!("/v1/plan/tasks/{key}/restore/"),
     }
 }
 

@@ -8,7 +8,7 @@ use teamcomm_plan::access::{Anchor, DryRunOr, GrantView, Grantee};
 use teamcomm_plan::projects::{
     NewProject, ProjectFilter, ProjectIncludes, ProjectPatch, ProjectView, check_search,
 };
-use teamcomm_plan::{Preview, ProjectHealth, ProjectId, Visibility};
+use teamcomm_plan::{ProjectHealth, ProjectId, Visibility};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ use crate::extract::{Query, Wire, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, PlanJson};
+use crate::routes::plan::common::{DryRun, PlanJson, preview};
 use crate::state::AppState;
 use crate::views::iso;
 
@@ -391,10 +391,6 @@ pub async fn archive_project(
         DryRunOr::Preview(p) => Ok(preview(p)),
         DryRunOr::Done(_) => project_answer(&state, &actor, id).await,
     }
-}
-
-pub(crate) fn preview(p: Preview) -> HttpResponse {
-    HttpResponse::Ok().json(p)
 }
 
 async fn project_answer(

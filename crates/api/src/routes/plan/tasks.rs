@@ -1318,7 +1318,7 @@ pub async fn archive_task(
         .archive_task(&actor, &task_ref(&t)?, dry_run.0, expected)
         .await?
     {
-        Archived::Preview(p) => Ok(HttpResponse::Ok().json(p)),
+        Archived::Preview(p) => Ok(super::common::preview(p)),
         Archived::Done(task) => Ok(task_response(
             actix_web::http::StatusCode::OK,
             &task_view(&state, &task).await?,

@@ -573,6 +573,23 @@ impl TaskRepository for PgTasks {
         }
     }
 
+    async fn has_subtasks(&self, org: OrgId, task: TaskId) -> Result<bool, RepoError> {
+        let mut conn = self.db.conn().await?;
+        // One entry of the partial `parent_id` index at most.
+        let found: One<i64> = Sql::new(
+            "SELECT COUNT(*) AS value FROM (SELECT 1 FROM plan_tasks WHERE parent_id = ",
+        )
+        .bind::<SqlUuid, _>(task.0)
+        .push(" AND organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(" LIMIT 1) c")
+        .query
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(found.value > 0)
+    }
+
     async fn list_tasks(
         &self,
         org: OrgId,
