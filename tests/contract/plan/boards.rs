@@ -1,8 +1,9 @@
 //! Plan port contract: projects and boards (keys current and retired, grants, visits,
-//! columns, reorders). Every read and write is scoped by the organization.
+//! columns, reorders). Every read and write is scoped by the organization. Grants meet one
+//! contract whatever holds them.
 
 use teamcomm_kernel::{OrgId, PageRequest, RepoError, TeamId, UserId};
-use teamcomm_plan::access::{Anchor, Grantee, Viewer};
+use teamcomm_plan::access::{Anchor, Grant, Grantee, Viewer};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch};
 use teamcomm_plan::projects::{ProjectFilter, ProjectPatch};
@@ -22,7 +23,8 @@ contract!(
     boards_keep_their_retired_keys,
     boards_are_listed_as_their_viewer_sees_them,
     columns_are_written_and_read_by_position,
-    grants_visits_and_archiving,
+    grants_of_projects_and_boards,
+    visits_are_kept_latest_first,
     other_organizations_see_nothing,
 );
 
@@ -86,6 +88,14 @@ fn viewer(user: Option<UserId>, teams: Vec<TeamId>) -> Viewer {
     }
 }
 
+async fn make_project(p: &Ports, org: OrgId, name: &str) -> Project {
+    p.plan
+        .projects
+        .create_project(&project(org, name, Visibility::Org))
+        .await
+        .unwrap()
+}
+
 async fn make_board(p: &Ports, project: &Project, key: &str) -> Board {
     let b = board(project, key);
     p.plan
@@ -98,10 +108,7 @@ async fn make_board(p: &Ports, project: &Project, key: &str) -> Board {
 async fn project_names_are_unique_in_any_case(p: Ports) {
     let org = p.org("Projects").await;
     let repo = &p.plan.projects;
-    let core = repo
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let core = make_project(&p, org.id, "Core").await;
     let e = repo
         .create_project(&project(org.id, "cORE", Visibility::Org))
         .await
@@ -121,10 +128,7 @@ async fn project_names_are_unique_in_any_case(p: Ports) {
             .is_err()
     );
     assert_eq!(repo.count_live_projects(org.id).await.unwrap(), 0);
-    let other = repo
-        .create_project(&project(org.id, "Other", Visibility::Org))
-        .await
-        .unwrap();
+    let other = make_project(&p, org.id, "Other").await;
     let rename = ProjectPatch {
         name: Some("CORE".into()),
         ..ProjectPatch::default()
@@ -151,25 +155,14 @@ async fn projects_are_listed_as_their_viewer_sees_them(p: Ports) {
     let alice = p.user(&org, "alice@example.com", "Alice", "A").await;
     let bob = p.user(&org, "bob@example.com", "Bob", "B").await;
     let repo = &p.plan.projects;
-    let open = repo
-        .create_project(&project(org.id, "Open roadmap", Visibility::Org))
-        .await
-        .unwrap();
+    let open = make_project(&p, org.id, "Open roadmap").await;
     let secret = repo
         .create_project(&project(org.id, "Secret roadmap", Visibility::Members))
         .await
         .unwrap();
-    let (grant, created) = repo
-        .add_project_grant(org.id, secret.id, Grantee::User(alice.id), GrantId::new())
+    repo.add_project_grant(org.id, secret.id, Grantee::User(alice.id), GrantId::new())
         .await
         .unwrap();
-    assert!(created);
-    let (again, created) = repo
-        .add_project_grant(org.id, secret.id, Grantee::User(alice.id), GrantId::new())
-        .await
-        .unwrap();
-    assert!(!created);
-    assert_eq!(again.id, grant.id);
     let names = |page: teamcomm_kernel::Page<Project>| {
         page.results.into_iter().map(|p| p.name).collect::<Vec<_>>()
     };
@@ -227,17 +220,6 @@ async fn projects_are_listed_as_their_viewer_sees_them(p: Ports) {
             .count,
         1
     );
-    // Grants read back, and go.
-    let grants = repo.project_grants(org.id, secret.id).await.unwrap();
-    assert_eq!(grants.len(), 1);
-    assert_eq!(grants[0].grantee, Grantee::User(alice.id));
-    repo.remove_project_grant(org.id, secret.id, grant.id)
-        .await
-        .unwrap();
-    assert!(matches!(
-        repo.remove_project_grant(org.id, secret.id, grant.id).await,
-        Err(RepoError::NotFound)
-    ));
 }
 
 async fn projects_are_reordered(p: Ports) {
@@ -291,12 +273,7 @@ async fn projects_are_reordered(p: Ports) {
 
 async fn boards_keep_their_retired_keys(p: Ports) {
     let org = p.org("Keys").await;
-    let proj = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
     let repo = &p.plan.boards;
     let eng = make_board(&p, &proj, "ENG").await;
     let e = repo
@@ -338,12 +315,7 @@ async fn boards_keep_their_retired_keys(p: Ports) {
         Err(RepoError::NotFound)
     ));
     // Moving to another project of the organization.
-    let elsewhere = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Elsewhere", Visibility::Org))
-        .await
-        .unwrap();
+    let elsewhere = make_project(&p, org.id, "Elsewhere").await;
     let moved = BoardPatch {
         project: Some(elsewhere.id),
         ..BoardPatch::default()
@@ -374,12 +346,7 @@ async fn boards_are_listed_as_their_viewer_sees_them(p: Ports) {
         .create_team(org.id, TeamId::new(), "Team", &[alice.id], &[])
         .await
         .unwrap();
-    let proj = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
     let repo = &p.plan.boards;
     let open = make_board(&p, &proj, "OPEN").await;
     let secret = make_board(&p, &proj, "SEC").await;
@@ -440,12 +407,7 @@ async fn boards_are_listed_as_their_viewer_sees_them(p: Ports) {
     repo.restore_board(org.id, open.id).await.unwrap();
     assert!(!repo.get_board(org.id, open.id).await.unwrap().is_archived);
     // Reorder, moving to another project.
-    let other = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Other", Visibility::Org))
-        .await
-        .unwrap();
+    let other = make_project(&p, org.id, "Other").await;
     repo.move_board(org.id, secret.id, Anchor::Before(open.id), Some(other.id))
         .await
         .unwrap();
@@ -465,12 +427,7 @@ async fn boards_are_listed_as_their_viewer_sees_them(p: Ports) {
 
 async fn columns_are_written_and_read_by_position(p: Ports) {
     let org = p.org("Columns").await;
-    let proj = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
     let b = make_board(&p, &proj, "ENG").await;
     let repo = &p.plan.boards;
     let states = repo.board_states(org.id, b.id).await.unwrap();
@@ -527,15 +484,10 @@ async fn columns_are_written_and_read_by_position(p: Ports) {
     assert_eq!(moved, 0);
 }
 
-async fn grants_visits_and_archiving(p: Ports) {
+async fn visits_are_kept_latest_first(p: Ports) {
     let org = p.org("Visits").await;
     let alice = p.user(&org, "alice@example.com", "Alice", "A").await;
-    let proj = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
     let repo = &p.plan.boards;
     let a = make_board(&p, &proj, "AAA").await;
     let b = make_board(&p, &proj, "BBB").await;
@@ -555,26 +507,13 @@ async fn grants_visits_and_archiving(p: Ports) {
         ]
     );
     assert_eq!(repo.visits(org.id, alice.id, 1).await.unwrap().len(), 1);
-    let (g, _) = repo
-        .add_board_grant(org.id, a.id, Grantee::User(alice.id), GrantId::new())
-        .await
-        .unwrap();
-    assert_eq!(repo.board_grants(org.id, a.id).await.unwrap()[0].id, g.id);
-    assert!(repo.board_grants(org.id, b.id).await.unwrap().is_empty());
-    repo.remove_board_grant(org.id, a.id, g.id).await.unwrap();
-    assert!(repo.board_grants(org.id, a.id).await.unwrap().is_empty());
     assert_eq!(repo.count_board_tasks(org.id, a.id).await.unwrap(), 0);
 }
 
 async fn other_organizations_see_nothing(p: Ports) {
     let org = p.org("Mine").await;
     let other = p.org("Theirs").await;
-    let proj = p
-        .plan
-        .projects
-        .create_project(&project(org.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
     let b = make_board(&p, &proj, "ENG").await;
     let not_found = |r: Result<_, RepoError>| matches!(r, Err(RepoError::NotFound));
     assert!(not_found(
@@ -618,12 +557,7 @@ async fn other_organizations_see_nothing(p: Ports) {
         p.plan.boards.create_board(&foreign, &[]).await.map(|_| ())
     ));
     // The key is free in the other organization.
-    let theirs = p
-        .plan
-        .projects
-        .create_project(&project(other.id, "Core", Visibility::Org))
-        .await
-        .unwrap();
+    let theirs = make_project(&p, other.id, "Core").await;
     assert!(
         p.plan
             .boards
@@ -631,4 +565,111 @@ async fn other_organizations_see_nothing(p: Ports) {
             .await
             .is_ok()
     );
+}
+
+/// A project or a board, for the grant doors both have.
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    Project(ProjectId),
+    Board(BoardId),
+}
+
+impl Holder {
+    async fn grants(self, p: &Ports, org: OrgId) -> Result<Vec<Grant>, RepoError> {
+        match self {
+            Holder::Project(id) => p.plan.projects.project_grants(org, id).await,
+            Holder::Board(id) => p.plan.boards.board_grants(org, id).await,
+        }
+    }
+
+    async fn add(self, p: &Ports, org: OrgId, who: Grantee) -> Result<(Grant, bool), RepoError> {
+        let grant = GrantId::new();
+        match self {
+            Holder::Project(id) => p.plan.projects.add_project_grant(org, id, who, grant).await,
+            Holder::Board(id) => p.plan.boards.add_board_grant(org, id, who, grant).await,
+        }
+    }
+
+    async fn remove(self, p: &Ports, org: OrgId, grant: GrantId) -> Result<(), RepoError> {
+        match self {
+            Holder::Project(id) => p.plan.projects.remove_project_grant(org, id, grant).await,
+            Holder::Board(id) => p.plan.boards.remove_board_grant(org, id, grant).await,
+        }
+    }
+}
+
+async fn grants_of_projects_and_boards(p: Ports) {
+    let org = p.org("Grants").await;
+    let other = p.org("Not theirs").await;
+    let alice = p.user(&org, "alice@example.com", "Alice", "A").await;
+    let team = p
+        .teams
+        .create_team(org.id, TeamId::new(), "Team", &[alice.id], &[])
+        .await
+        .unwrap();
+    let proj = make_project(&p, org.id, "Core").await;
+    let board = make_board(&p, &proj, "ENG").await;
+    let bystanders = [
+        Holder::Project(make_project(&p, org.id, "Bystander").await.id),
+        Holder::Board(make_board(&p, &proj, "OPS").await.id),
+    ];
+    let not_found = |r: Result<(), RepoError>| matches!(r, Err(RepoError::NotFound));
+    for (holder, bystander) in [Holder::Project(proj.id), Holder::Board(board.id)]
+        .into_iter()
+        .zip(bystanders)
+    {
+        let (person, created) = holder
+            .add(&p, org.id, Grantee::User(alice.id))
+            .await
+            .unwrap();
+        assert!(created, "{holder:?}");
+        assert_eq!(
+            (person.grantee, person.role.as_str()),
+            (Grantee::User(alice.id), "member")
+        );
+        // Again: the grant the person has.
+        let (again, created) = holder
+            .add(&p, org.id, Grantee::User(alice.id))
+            .await
+            .unwrap();
+        assert!(!created, "{holder:?}");
+        assert_eq!(again.id, person.id);
+        let (by_team, created) = holder
+            .add(&p, org.id, Grantee::Team(team.id))
+            .await
+            .unwrap();
+        assert!(created, "{holder:?}");
+        // Oldest first, and only this holder's.
+        let ids = |grants: Vec<Grant>| grants.into_iter().map(|g| g.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(holder.grants(&p, org.id).await.unwrap()),
+            [person.id, by_team.id]
+        );
+        assert!(bystander.grants(&p, org.id).await.unwrap().is_empty());
+        // Another organization reaches none of it.
+        assert!(not_found(holder.grants(&p, other.id).await.map(|_| ())));
+        assert!(not_found(
+            holder
+                .add(&p, other.id, Grantee::User(alice.id))
+                .await
+                .map(|_| ())
+        ));
+        assert!(not_found(holder.remove(&p, other.id, person.id).await));
+        holder.remove(&p, org.id, person.id).await.unwrap();
+        assert!(not_found(holder.remove(&p, org.id, person.id).await));
+        assert_eq!(ids(holder.grants(&p, org.id).await.unwrap()), [by_team.id]);
+    }
+    // An unknown holder has no grants to read or give.
+    for holder in [
+        Holder::Project(ProjectId::new()),
+        Holder::Board(BoardId::new()),
+    ] {
+        assert!(not_found(holder.grants(&p, org.id).await.map(|_| ())));
+        assert!(not_found(
+            holder
+                .add(&p, org.id, Grantee::User(alice.id))
+                .await
+                .map(|_| ())
+        ));
+    }
 }

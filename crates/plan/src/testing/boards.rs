@@ -5,9 +5,9 @@ use teamcomm_kernel::TeamId;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use time::OffsetDateTime;
 
-use super::projects::page_of;
+use super::projects::{Grants, page_of, reorder};
 use super::{InMemoryPlan, PlanState};
-use crate::access::{Anchor, Grant, Grantee, spaced_rank};
+use crate::access::{Anchor, Grant, Grantee};
 use crate::actor::Executor;
 use crate::boards::{BoardFilter, BoardPatch};
 use crate::ports::{BoardRepository, TaskEvent};
@@ -26,7 +26,7 @@ pub struct KeyRow {
 pub struct BoardsMem {
     pub boards: Vec<Board>,
     pub keys: Vec<KeyRow>,
-    pub grants: Vec<(BoardId, Grant)>,
+    pub grants: Grants<BoardId>,
     pub visits: Vec<(OrgId, UserId, BoardId, OffsetDateTime)>,
     pub states: Vec<State>,
 }
@@ -177,15 +177,7 @@ impl BoardRepository for InMemoryPlan {
             .iter()
             .filter(|b| b.org_id == org && (filter.include_archived || !b.is_archived))
             .filter(|b| filter.project.is_none_or(|p| b.project_id == p))
-            .filter(|b| {
-                let grants: Vec<Grant> = m
-                    .grants
-                    .iter()
-                    .filter(|(id, _)| *id == b.id)
-                    .map(|(_, g)| g.clone())
-                    .collect();
-                filter.viewer.sees(b.visibility, &grants)
-            })
+            .filter(|b| filter.viewer.sees(b.visibility, &m.grants.of(b.id)))
             .filter(|b| {
                 filter.search.as_ref().is_none_or(|q| {
                     let q = q.to_lowercase();
@@ -342,20 +334,10 @@ impl BoardRepository for InMemoryPlan {
                 .find(|p| p.id == project && p.org_id == org)
                 .ok_or(RepoError::NotFound)?;
         }
-        let m = &mut s.boards;
-        m.get(org, id)?;
-        let mut order: Vec<_> = m.boards.iter().filter(|b| b.org_id == org).collect();
-        order.sort_by_key(|b| (b.rank, b.id));
-        let mut ids: Vec<BoardId> = order.iter().map(|b| b.id).collect();
-        anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
-        for b in m.boards.iter_mut().filter(|b| b.org_id == org) {
-            let at = ids.iter().position(|i| *i == b.id).unwrap_or(0);
-            b.rank = spaced_rank(at);
-            if b.id == id
-                && let Some(p) = project
-            {
-                b.project_id = p;
-            }
+        let rows = s.boards.boards.iter_mut().filter(|b| b.org_id == org);
+        reorder(rows.map(|b| (b.id, &mut b.rank)), id, anchor)?;
+        if let Some(p) = project {
+            s.boards.get_mut(org, id)?.project_id = p;
         }
         Ok(())
     }
@@ -363,12 +345,7 @@ impl BoardRepository for InMemoryPlan {
     async fn board_grants(&self, org: OrgId, id: BoardId) -> Result<Vec<Grant>, RepoError> {
         let s = self.lock();
         s.boards.get(org, id)?;
-        Ok(s.boards
-            .grants
-            .iter()
-            .filter(|(b, _)| *b == id)
-            .map(|(_, g)| g.clone())
-            .collect())
+        Ok(s.boards.grants.of(id))
     }
 
     async fn add_board_grant(
@@ -380,22 +357,7 @@ impl BoardRepository for InMemoryPlan {
     ) -> Result<(Grant, bool), RepoError> {
         let mut s = self.lock();
         s.boards.get(org, id)?;
-        if let Some((_, g)) = s
-            .boards
-            .grants
-            .iter()
-            .find(|(b, g)| *b == id && g.grantee == grantee)
-        {
-            return Ok((g.clone(), false));
-        }
-        let g = Grant {
-            id: grant,
-            grantee,
-            role: "member".into(),
-            created_at: OffsetDateTime::now_utc(),
-        };
-        s.boards.grants.push((id, g.clone()));
-        Ok((g, true))
+        Ok(s.boards.grants.add(id, grantee, grant))
     }
 
     async fn remove_board_grant(
@@ -406,35 +368,18 @@ impl BoardRepository for InMemoryPlan {
     ) -> Result<(), RepoError> {
         let mut s = self.lock();
         s.boards.get(org, id)?;
-        let before = s.boards.grants.len();
-        s.boards
-            .grants
-            .retain(|(b, g)| !(*b == id && g.id == grant));
-        if s.boards.grants.len() == before {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        s.boards.grants.remove(id, grant)
     }
 
     async fn granted_teams(&self, org: OrgId) -> Result<Vec<TeamId>, RepoError> {
         let s = self.lock();
-        let boards = s
-            .boards
-            .grants
-            .iter()
-            .filter(|(b, _)| s.boards.get(org, *b).is_ok())
-            .map(|(_, g)| g.grantee);
-        let projects = s
-            .projects
-            .grants
-            .iter()
-            .filter(|(p, _)| {
-                s.projects
-                    .projects
-                    .iter()
-                    .any(|x| x.id == *p && x.org_id == org)
-            })
-            .map(|(_, g)| g.grantee);
+        let boards = s.boards.grants.grantees(|b| s.boards.get(org, b).is_ok());
+        let projects = s.projects.grants.grantees(|p| {
+            s.projects
+                .projects
+                .iter()
+                .any(|x| x.id == p && x.org_id == org)
+        });
         let mut teams: Vec<TeamId> = boards
             .chain(projects)
             .filter_map(|g| match g {

@@ -12,7 +12,83 @@ use crate::{GrantId, Project, ProjectId};
 #[derive(Debug, Default)]
 pub struct ProjectsMem {
     pub projects: Vec<Project>,
-    pub grants: Vec<(ProjectId, Grant)>,
+    pub grants: Grants<ProjectId>,
+}
+
+/// The member grants of projects or of boards, each with its holder, oldest first.
+#[derive(Debug)]
+pub struct Grants<Id>(pub Vec<(Id, Grant)>);
+
+impl<Id> Default for Grants<Id> {
+    fn default() -> Self {
+        Grants(Vec::new())
+    }
+}
+
+impl<Id: Copy + PartialEq> Grants<Id> {
+    pub(super) fn of(&self, holder: Id) -> Vec<Grant> {
+        self.0
+            .iter()
+            .filter(|(h, _)| *h == holder)
+            .map(|(_, g)| g.clone())
+            .collect()
+    }
+
+    /// Adds the grant, or answers the one the grantee already has (flag false).
+    pub(super) fn add(&mut self, holder: Id, grantee: Grantee, grant: GrantId) -> (Grant, bool) {
+        if let Some((_, g)) = self
+            .0
+            .iter()
+            .find(|(h, g)| *h == holder && g.grantee == grantee)
+        {
+            return (g.clone(), false);
+        }
+        let g = Grant {
+            id: grant,
+            grantee,
+            role: "member".into(),
+            created_at: time::OffsetDateTime::now_utc(),
+        };
+        self.0.push((holder, g.clone()));
+        (g, true)
+    }
+
+    pub(super) fn remove(&mut self, holder: Id, grant: GrantId) -> Result<(), RepoError> {
+        let before = self.0.len();
+        self.0.retain(|(h, g)| !(*h == holder && g.id == grant));
+        if self.0.len() == before {
+            return Err(RepoError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Who the grants of the holders that `held` keeps name.
+    pub(super) fn grantees(&self, held: impl Fn(Id) -> bool) -> impl Iterator<Item = Grantee> {
+        self.0
+            .iter()
+            .filter(move |(h, _)| held(*h))
+            .map(|(_, g)| g.grantee)
+    }
+}
+
+/// Moves `id` to `anchor` in an organization's order (`rows`: each one's id and rank; ranked,
+/// then by id) and renumbers the order. `NotFound` when either is not in it.
+pub(super) fn reorder<'a, Id: Copy + Ord + 'a>(
+    rows: impl Iterator<Item = (Id, &'a mut i64)>,
+    id: Id,
+    anchor: Anchor<Id>,
+) -> Result<(), RepoError> {
+    let mut rows: Vec<_> = rows.collect();
+    rows.sort_by_key(|(i, rank)| (**rank, *i));
+    let mut ids: Vec<Id> = rows.iter().map(|(i, _)| *i).collect();
+    if !ids.contains(&id) {
+        return Err(RepoError::NotFound);
+    }
+    anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
+    for (i, rank) in rows {
+        *rank = spaced_rank(ids.iter().position(|x| *x == i).unwrap_or(0));
+    }
+    Ok(())
 }
 
 impl ProjectsMem {
@@ -90,15 +166,7 @@ impl ProjectRepository for InMemoryPlan {
             .projects
             .iter()
             .filter(|p| p.org_id == org && (filter.include_archived || !p.is_archived))
-            .filter(|p| {
-                let grants: Vec<Grant> = m
-                    .grants
-                    .iter()
-                    .filter(|(id, _)| *id == p.id)
-                    .map(|(_, g)| g.clone())
-                    .collect();
-                filter.viewer.sees(p.visibility, &grants)
-            })
+            .filter(|p| filter.viewer.sees(p.visibility, &m.grants.of(p.id)))
             .filter(|p| {
                 filter
                     .search
@@ -230,28 +298,14 @@ impl ProjectRepository for InMemoryPlan {
         anchor: Anchor<ProjectId>,
     ) -> Result<(), RepoError> {
         let mut s = self.lock();
-        let m = &mut s.projects;
-        m.get(org, id)?;
-        let mut order: Vec<_> = m.projects.iter().filter(|p| p.org_id == org).collect();
-        order.sort_by_key(|p| (p.rank, p.id));
-        let mut ids: Vec<ProjectId> = order.iter().map(|p| p.id).collect();
-        anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
-        for p in m.projects.iter_mut().filter(|p| p.org_id == org) {
-            let at = ids.iter().position(|i| *i == p.id).unwrap_or(0);
-            p.rank = spaced_rank(at);
-        }
-        Ok(())
+        let rows = s.projects.projects.iter_mut().filter(|p| p.org_id == org);
+        reorder(rows.map(|p| (p.id, &mut p.rank)), id, anchor)
     }
 
     async fn project_grants(&self, org: OrgId, id: ProjectId) -> Result<Vec<Grant>, RepoError> {
         let s = self.lock();
         s.projects.get(org, id)?;
-        Ok(s.projects
-            .grants
-            .iter()
-            .filter(|(p, _)| *p == id)
-            .map(|(_, g)| g.clone())
-            .collect())
+        Ok(s.projects.grants.of(id))
     }
 
     async fn add_project_grant(
@@ -263,22 +317,7 @@ impl ProjectRepository for InMemoryPlan {
     ) -> Result<(Grant, bool), RepoError> {
         let mut s = self.lock();
         s.projects.get(org, id)?;
-        if let Some((_, g)) = s
-            .projects
-            .grants
-            .iter()
-            .find(|(p, g)| *p == id && g.grantee == grantee)
-        {
-            return Ok((g.clone(), false));
-        }
-        let g = Grant {
-            id: grant,
-            grantee,
-            role: "member".into(),
-            created_at: time::OffsetDateTime::now_utc(),
-        };
-        s.projects.grants.push((id, g.clone()));
-        Ok((g, true))
+        Ok(s.projects.grants.add(id, grantee, grant))
     }
 
     async fn remove_project_grant(
@@ -289,13 +328,6 @@ impl ProjectRepository for InMemoryPlan {
     ) -> Result<(), RepoError> {
         let mut s = self.lock();
         s.projects.get(org, id)?;
-        let before = s.projects.grants.len();
-        s.projects
-            .grants
-            .retain(|(p, g)| !(*p == id && g.id == grant));
-        if s.projects.grants.len() == before {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        s.projects.grants.remove(id, grant)
     }
 }

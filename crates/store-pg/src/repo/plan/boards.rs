@@ -1,11 +1,11 @@
-//! SQL of the Plan area's boards, their keys, member grants, visits and columns, and the task
-//! cascades of board and column archiving (the only task writes here).
+//! SQL of the Plan area's boards, their keys, visits and columns (their member grants and order:
+//! `holders`), and the task cascades of board and column archiving (the only task writes here).
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
-use teamcomm_plan::access::{Anchor, Grant, Grantee, spaced_rank};
+use teamcomm_plan::access::{Anchor, Grant, Grantee};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch};
 use teamcomm_plan::ports::BoardRepository;
@@ -15,7 +15,8 @@ use teamcomm_plan::{
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::projects::{Tx, grant_of, grantee_columns, team_uuids};
+use super::holders::BOARDS;
+use super::projects::{Tx, team_uuids};
 use crate::Database;
 use crate::error::{db_error, unknown_organization};
 use crate::repo::count_from;
@@ -569,26 +570,7 @@ impl BoardRepository for PgBoards {
             if let Some(p) = project {
                 project_exists(conn, org, p).await?;
             }
-            let order: Vec<Uuid> = plan_boards::table
-                .filter(plan_boards::organization_id.eq(org.0))
-                .order_by((plan_boards::rank, plan_boards::id))
-                .select(plan_boards::id)
-                .for_update()
-                .load(conn)
-                .await
-                .map_err(db_error)?;
-            if !order.contains(&id.0) {
-                return Err(RepoError::NotFound.into());
-            }
-            let mut ids: Vec<BoardId> = order.into_iter().map(BoardId).collect();
-            anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
-            for (i, b) in ids.iter().enumerate() {
-                diesel::update(plan_boards::table.filter(plan_boards::id.eq(b.0)))
-                    .set(plan_boards::rank.eq(spaced_rank(i)))
-                    .execute(conn)
-                    .await
-                    .map_err(db_error)?;
-            }
+            BOARDS.reorder(conn, org, id, anchor, |b| b.0).await?;
             if let Some(p) = project {
                 diesel::update(plan_boards::table.filter(plan_boards::id.eq(id.0)))
                     .set((
@@ -606,25 +588,7 @@ impl BoardRepository for PgBoards {
     }
 
     async fn board_grants(&self, org: OrgId, id: BoardId) -> Result<Vec<Grant>, RepoError> {
-        let mut conn = self.db.conn().await?;
-        load_board(&mut conn, org, id).await?;
-        let rows: Vec<(Uuid, Option<Uuid>, Option<Uuid>, String, OffsetDateTime)> =
-            plan_board_members::table
-                .filter(plan_board_members::board_id.eq(id.0))
-                .order_by((plan_board_members::created_at, plan_board_members::id))
-                .select((
-                    plan_board_members::id,
-                    plan_board_members::user_id,
-                    plan_board_members::team_id,
-                    plan_board_members::role,
-                    plan_board_members::created_at,
-                ))
-                .load(&mut conn)
-                .await
-                .map_err(db_error)?;
-        rows.into_iter()
-            .map(|(id, u, t, role, at)| grant_of(id, u, t, role, at))
-            .collect()
+        BOARDS.grants(&self.db, org, id.0).await
     }
 
     async fn add_board_grant(
@@ -634,47 +598,7 @@ impl BoardRepository for PgBoards {
         grantee: Grantee,
         grant: GrantId,
     ) -> Result<(Grant, bool), RepoError> {
-        let mut conn = self.db.conn().await?;
-        load_board(&mut conn, org, id).await?;
-        let (user, team) = grantee_columns(grantee);
-        let columns = (
-            plan_board_members::id,
-            plan_board_members::user_id,
-            plan_board_members::team_id,
-            plan_board_members::role,
-            plan_board_members::created_at,
-        );
-        let inserted: Option<(Uuid, Option<Uuid>, Option<Uuid>, String, OffsetDateTime)> =
-            diesel::insert_into(plan_board_members::table)
-                .values((
-                    plan_board_members::id.eq(grant.0),
-                    plan_board_members::organization_id.eq(org.0),
-                    plan_board_members::board_id.eq(id.0),
-                    plan_board_members::user_id.eq(user),
-                    plan_board_members::team_id.eq(team),
-                ))
-                .on_conflict_do_nothing()
-                .returning(columns)
-                .get_result(&mut conn)
-                .await
-                .optional()
-                .map_err(db_error)?;
-        if let Some((id, u, t, role, at)) = inserted {
-            return Ok((grant_of(id, u, t, role, at)?, true));
-        }
-        let mut q = plan_board_members::table
-            .filter(plan_board_members::board_id.eq(id.0))
-            .into_boxed();
-        q = match grantee {
-            Grantee::User(u) => q.filter(plan_board_members::user_id.eq(u.0)),
-            Grantee::Team(t) => q.filter(plan_board_members::team_id.eq(t.0)),
-        };
-        let (gid, u, t, role, at) = q
-            .select(columns)
-            .first::<(Uuid, Option<Uuid>, Option<Uuid>, String, OffsetDateTime)>(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok((grant_of(gid, u, t, role, at)?, false))
+        BOARDS.add_grant(&self.db, org, id.0, grantee, grant).await
     }
 
     async fn remove_board_grant(
@@ -683,20 +607,7 @@ impl BoardRepository for PgBoards {
         id: BoardId,
         grant: GrantId,
     ) -> Result<(), RepoError> {
-        let mut conn = self.db.conn().await?;
-        let n = diesel::delete(
-            plan_board_members::table
-                .filter(plan_board_members::id.eq(grant.0))
-                .filter(plan_board_members::board_id.eq(id.0))
-                .filter(plan_board_members::organization_id.eq(org.0)),
-        )
-        .execute(&mut conn)
-        .await
-        .map_err(db_error)?;
-        if n == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        BOARDS.remove_grant(&self.db, org, id.0, grant).await
     }
 
     async fn granted_teams(&self, org: OrgId) -> Result<Vec<TeamId>, RepoError> {

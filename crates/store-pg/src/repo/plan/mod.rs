@@ -1,6 +1,8 @@
-//! SQL of the Plan area: one module per port of `teamcomm_plan::ports`.
+//! SQL of the Plan area: one module per port of `teamcomm_plan::ports`, and `holders` for what
+//! the project and board ports share.
 
 mod boards;
+mod holders;
 mod idempotency;
 mod projects;
 mod social;

@@ -1,17 +1,18 @@
-//! SQL of the Plan area's projects and their member grants.
+//! SQL of the Plan area's projects (their member grants and order: `holders`).
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
-use teamcomm_plan::access::{Anchor, Grant, Grantee, Viewer, spaced_rank};
+use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
+use teamcomm_plan::access::{Anchor, Grant, Grantee, Viewer};
 use teamcomm_plan::ports::ProjectRepository;
 use teamcomm_plan::projects::{ProjectFilter, ProjectPatch, ProjectProgress};
 use teamcomm_plan::{GrantId, Project, ProjectHealth, ProjectId, Visibility};
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
+use super::holders::PROJECTS;
 use crate::Database;
 use crate::error::{db_error, unknown_organization};
 use crate::repo::count_from;
@@ -63,52 +64,6 @@ impl TryFrom<ProjectRow> for Project {
             created_at: r.created_at,
             updated_at: r.updated_at,
         })
-    }
-}
-
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(check_for_backend(diesel::pg::Pg))]
-#[diesel(table_name = plan_project_members)]
-struct GrantRow {
-    id: Uuid,
-    user_id: Option<Uuid>,
-    team_id: Option<Uuid>,
-    role: String,
-    created_at: OffsetDateTime,
-}
-
-/// A grant row of a project or board (the two tables have the same columns).
-pub(super) fn grant_of(
-    id: Uuid,
-    user: Option<Uuid>,
-    team: Option<Uuid>,
-    role: String,
-    created_at: OffsetDateTime,
-) -> Result<Grant, RepoError> {
-    let grantee = match (user, team) {
-        (Some(u), None) => Grantee::User(UserId(u)),
-        (None, Some(t)) => Grantee::Team(TeamId(t)),
-        _ => return Err(RepoError::Other(format!("grant {id} names no one"))),
-    };
-    Ok(Grant {
-        id: GrantId(id),
-        grantee,
-        role,
-        created_at,
-    })
-}
-
-impl TryFrom<GrantRow> for Grant {
-    type Error = RepoError;
-    fn try_from(r: GrantRow) -> Result<Self, RepoError> {
-        grant_of(r.id, r.user_id, r.team_id, r.role, r.created_at)
-    }
-}
-
-pub(super) fn grantee_columns(g: Grantee) -> (Option<Uuid>, Option<Uuid>) {
-    match g {
-        Grantee::User(u) => (Some(u.0), None),
-        Grantee::Team(t) => (None, Some(t.0)),
     }
 }
 
@@ -407,45 +362,14 @@ impl ProjectRepository for PgProjects {
     ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, Tx, _>(async |conn| {
-            // Locks the organization's projects so concurrent reorders apply one after the other.
-            let order: Vec<Uuid> = plan_projects::table
-                .filter(plan_projects::organization_id.eq(org.0))
-                .order_by((plan_projects::rank, plan_projects::id))
-                .select(plan_projects::id)
-                .for_update()
-                .load(conn)
-                .await
-                .map_err(db_error)?;
-            if !order.contains(&id.0) {
-                return Err(RepoError::NotFound.into());
-            }
-            let mut ids: Vec<ProjectId> = order.into_iter().map(ProjectId).collect();
-            anchor.place(&mut ids, id).ok_or(RepoError::NotFound)?;
-            for (i, p) in ids.iter().enumerate() {
-                diesel::update(plan_projects::table.filter(plan_projects::id.eq(p.0)))
-                    .set(plan_projects::rank.eq(spaced_rank(i)))
-                    .execute(conn)
-                    .await
-                    .map_err(db_error)?;
-            }
-            Ok(())
+            Ok(PROJECTS.reorder(conn, org, id, anchor, |p| p.0).await?)
         })
         .await
         .map_err(RepoError::from)
     }
 
     async fn project_grants(&self, org: OrgId, id: ProjectId) -> Result<Vec<Grant>, RepoError> {
-        let mut conn = self.db.conn().await?;
-        load_project(&mut conn, org, id).await?;
-        let rows: Vec<GrantRow> = plan_project_members::table
-            .filter(plan_project_members::project_id.eq(id.0))
-            .filter(plan_project_members::organization_id.eq(org.0))
-            .order_by((plan_project_members::created_at, plan_project_members::id))
-            .select(GrantRow::as_select())
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        rows.into_iter().map(Grant::try_from).collect()
+        PROJECTS.grants(&self.db, org, id.0).await
     }
 
     async fn add_project_grant(
@@ -455,39 +379,9 @@ impl ProjectRepository for PgProjects {
         grantee: Grantee,
         grant: GrantId,
     ) -> Result<(Grant, bool), RepoError> {
-        let mut conn = self.db.conn().await?;
-        load_project(&mut conn, org, id).await?;
-        let (user, team) = grantee_columns(grantee);
-        let inserted: Option<GrantRow> = diesel::insert_into(plan_project_members::table)
-            .values((
-                plan_project_members::id.eq(grant.0),
-                plan_project_members::organization_id.eq(org.0),
-                plan_project_members::project_id.eq(id.0),
-                plan_project_members::user_id.eq(user),
-                plan_project_members::team_id.eq(team),
-            ))
-            .on_conflict_do_nothing()
-            .returning(GrantRow::as_returning())
-            .get_result(&mut conn)
+        PROJECTS
+            .add_grant(&self.db, org, id.0, grantee, grant)
             .await
-            .optional()
-            .map_err(db_error)?;
-        if let Some(row) = inserted {
-            return Ok((row.try_into()?, true));
-        }
-        let mut q = plan_project_members::table
-            .filter(plan_project_members::project_id.eq(id.0))
-            .into_boxed();
-        q = match grantee {
-            Grantee::User(u) => q.filter(plan_project_members::user_id.eq(u.0)),
-            Grantee::Team(t) => q.filter(plan_project_members::team_id.eq(t.0)),
-        };
-        let row: GrantRow = q
-            .select(GrantRow::as_select())
-            .first(&mut conn)
-            .await
-            .map_err(db_error)?;
-        Ok((row.try_into()?, false))
     }
 
     async fn remove_project_grant(
@@ -496,19 +390,6 @@ impl ProjectRepository for PgProjects {
         id: ProjectId,
         grant: GrantId,
     ) -> Result<(), RepoError> {
-        let mut conn = self.db.conn().await?;
-        let n = diesel::delete(
-            plan_project_members::table
-                .filter(plan_project_members::id.eq(grant.0))
-                .filter(plan_project_members::project_id.eq(id.0))
-                .filter(plan_project_members::organization_id.eq(org.0)),
-        )
-        .execute(&mut conn)
-        .await
-        .map_err(db_error)?;
-        if n == 0 {
-            return Err(RepoError::NotFound);
-        }
-        Ok(())
+        PROJECTS.remove_grant(&self.db, org, id.0, grant).await
     }
 }
