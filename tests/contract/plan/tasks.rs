@@ -14,8 +14,8 @@ use teamcomm_plan::ports::{
 };
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
-    Board, BoardId, EstimateScale, Project, ProjectHealth, ProjectId, State, StateCategory, TaskId,
-    Visibility,
+    Board, BoardId, EstimateScale, Project, ProjectHealth, ProjectId, State, StateCategory, Task,
+    TaskId, Visibility,
 };
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -27,6 +27,7 @@ contract!(
     writes_are_version_guarded_and_logged,
     board_moves_take_the_next_number_there,
     lists_filter_sort_and_page,
+    subtasks_are_found_archived_ones_too,
     the_delta_window_sees_every_write_once,
 );
 
@@ -388,6 +389,44 @@ async fn lists_filter_sort_and_page(p: Ports) {
     repo.respace_column(org.id, todo.id).await.unwrap();
     assert_eq!(repo.column_ranks(org.id, todo.id).await.unwrap()[0].1, 1024);
     let _ = c;
+}
+
+async fn subtasks_are_found_archived_ones_too(p: Ports) {
+    let org = p.org("Subtasks").await;
+    let other = p.org("Elsewhere").await;
+    let (b, states) = board(&p, org.id, "SUB").await;
+    let todo = state(&states, StateCategory::Todo);
+    let repo = &p.plan.tasks;
+    let mut made = Vec::new();
+    for title in ["parent", "alone"] {
+        let t = repo
+            .create_task(&new_task(org.id, &b, todo, title), &event("created"))
+            .await
+            .unwrap();
+        made.push(t);
+    }
+    let (parent, alone) = (&made[0], &made[1]);
+    let child = repo
+        .create_task(
+            &NewTask {
+                parent_id: Some(parent.id),
+                ..new_task(org.id, &b, todo, "child")
+            },
+            &event("created"),
+        )
+        .await
+        .unwrap();
+    let has = |org: OrgId, t: TaskId| repo.has_subtasks(org, t);
+    assert!(has(org.id, parent.id).await.unwrap());
+    assert!(!has(org.id, alone.id).await.unwrap());
+    assert!(!has(org.id, child.id).await.unwrap());
+    assert!(!has(other.id, parent.id).await.unwrap());
+    let archived = Task {
+        is_archived: true,
+        ..child
+    };
+    repo.save_task(&archived, &event("archived")).await.unwrap();
+    assert!(has(org.id, parent.id).await.unwrap());
 }
 
 /// Writers change tasks while a poller follows the feed from cursor to cursor: every write
