@@ -23,9 +23,8 @@ use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, PlanJson, preview};
-use crate::routes::plan::projects::{
-    AddMemberBody, EmptyBody, InspectMemberBody, PlanGrant, PlanRef, anchor_of, member_answer,
-};
+use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
+use crate::routes::plan::projects::{EmptyBody, PlanRef, anchor_of};
 use crate::state::AppState;
 use crate::views::iso;
 
@@ -510,11 +509,7 @@ pub async fn list_board_members(
     caller: PlanCaller,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let members = state
-        .plan
-        .board_members(&caller.0, &board_ref(&path)?)
-        .await?;
-    Ok(HttpResponse::Ok().json(members.into_iter().map(PlanGrant::from).collect::<Vec<_>>()))
+    members::list(&state, caller, Holder::Board(path.into_inner())).await
 }
 
 #[utoipa::path(
@@ -529,13 +524,7 @@ pub async fn add_board_member(
     path: web::Path<String>,
     body: PlanJson<AddMemberBody>,
 ) -> ApiResult<HttpResponse> {
-    let actor = caller.acting(body.agent_name);
-    let grantee = body.body.grantee()?;
-    let (grant, created) = state
-        .plan
-        .add_board_member(&actor, &board_ref(&path)?, grantee)
-        .await?;
-    Ok(member_answer(grant, created))
+    members::add(&state, caller, Holder::Board(path.into_inner()), body).await
 }
 
 #[utoipa::path(
@@ -550,13 +539,8 @@ pub async fn get_board_member(
     path: web::Path<(String, Uuid)>,
     body: PlanJson<InspectMemberBody>,
 ) -> ApiResult<HttpResponse> {
-    let actor = caller.acting(body.agent_name);
     let (board, member) = path.into_inner();
-    let grant = state
-        .plan
-        .board_member(&actor, &board_ref(&board)?, member)
-        .await?;
-    Ok(HttpResponse::Ok().json(PlanGrant::from(grant)))
+    members::inspect(&state, caller, Holder::Board(board), member, body).await
 }
 
 #[utoipa::path(tag = "plan", responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
@@ -567,11 +551,7 @@ pub async fn remove_board_member(
     path: web::Path<(String, Uuid)>,
 ) -> ApiResult<HttpResponse> {
     let (board, member) = path.into_inner();
-    state
-        .plan
-        .remove_board_member(&caller.0, &board_ref(&board)?, member)
-        .await?;
-    Ok(HttpResponse::NoContent().finish())
+    members::remove(&state, caller, Holder::Board(board), member).await
 }
 
 /// A column.

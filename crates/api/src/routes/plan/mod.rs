@@ -7,6 +7,7 @@
 pub mod boards;
 pub mod bulk;
 pub mod common;
+pub mod members;
 pub mod projects;
 pub mod social;
 pub mod tasks;

@@ -3,8 +3,8 @@
 
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
-use teamcomm_kernel::{Error, ErrorCode, TeamId, UserId};
-use teamcomm_plan::access::{Anchor, DryRunOr, GrantView, Grantee};
+use teamcomm_kernel::{Error, ErrorCode, UserId};
+use teamcomm_plan::access::{Anchor, DryRunOr};
 use teamcomm_plan::projects::{
     NewProject, ProjectFilter, ProjectIncludes, ProjectPatch, ProjectView, check_search,
 };
@@ -19,6 +19,7 @@ use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, PlanJson, preview};
+use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
 use crate::state::AppState;
 use crate::views::iso;
 
@@ -106,45 +107,6 @@ impl From<ProjectView> for ProjectBody {
                     is_partial: false,
                 })
             }),
-        }
-    }
-}
-
-/// A member grant: a person or a team.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PlanGrant {
-    pub uuid: String,
-    pub user_uuid: Option<String>,
-    pub team_uuid: Option<String>,
-    /// The person granted, or null for a team grant.
-    pub user: Option<PlanRef>,
-    /// The team granted, or null for a person grant.
-    pub team: Option<PlanRef>,
-    /// Always `member`.
-    pub role: String,
-    pub created_at: String,
-}
-
-impl From<GrantView> for PlanGrant {
-    fn from(v: GrantView) -> Self {
-        let (user, team) = match v.grant.grantee {
-            Grantee::User(u) => (Some(u.0), None),
-            Grantee::Team(t) => (None, Some(t.0)),
-        };
-        let named = |id: Option<Uuid>| {
-            id.map(|id| PlanRef {
-                uuid: id.to_string(),
-                name: v.name.clone(),
-            })
-        };
-        PlanGrant {
-            uuid: v.grant.id.to_string(),
-            user_uuid: user.map(|u| u.to_string()),
-            team_uuid: team.map(|t| t.to_string()),
-            user: named(user),
-            team: named(team),
-            role: v.grant.role,
-            created_at: iso(v.grant.created_at),
         }
     }
 }
@@ -475,33 +437,8 @@ pub async fn list_project_members(
     caller: PlanCaller,
     path: web::Path<Uuid>,
 ) -> ApiResult<HttpResponse> {
-    let members = state
-        .plan
-        .project_members(&caller.0, ProjectId(path.into_inner()))
-        .await?;
-    Ok(HttpResponse::Ok().json(members.into_iter().map(PlanGrant::from).collect::<Vec<_>>()))
-}
-
-/// Body of `POST …/members/`: exactly one of the two.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AddMemberBody {
-    user_uuid: Option<Uuid>,
-    team_uuid: Option<Uuid>,
-}
-
-impl AddMemberBody {
-    pub(crate) fn grantee(&self) -> Result<Grantee, Error> {
-        match (self.user_uuid, self.team_uuid) {
-            (Some(u), None) => Ok(Grantee::User(UserId(u))),
-            (None, Some(t)) => Ok(Grantee::Team(TeamId(t))),
-            _ => Err(Error::new(
-                ErrorCode::InvalidFilterValue,
-                "Give exactly one of user_uuid and team_uuid.",
-            )
-            .with_extra("parameter", "user_uuid")),
-        }
-    }
+    let project = Holder::Project(ProjectId(path.into_inner()));
+    members::list(&state, caller, project).await
 }
 
 #[utoipa::path(
@@ -516,27 +453,9 @@ pub async fn add_project_member(
     path: web::Path<Uuid>,
     body: PlanJson<AddMemberBody>,
 ) -> ApiResult<HttpResponse> {
-    let actor = caller.acting(body.agent_name);
-    let grantee = body.body.grantee()?;
-    let (grant, created) = state
-        .plan
-        .add_project_member(&actor, ProjectId(path.into_inner()), grantee)
-        .await?;
-    Ok(member_answer(grant, created))
+    let project = Holder::Project(ProjectId(path.into_inner()));
+    members::add(&state, caller, project, body).await
 }
-
-pub(crate) fn member_answer(grant: GrantView, created: bool) -> HttpResponse {
-    if created {
-        HttpResponse::Created().json(PlanGrant::from(grant))
-    } else {
-        HttpResponse::Ok().json(PlanGrant::from(grant))
-    }
-}
-
-/// Body of `PATCH …/members/{u}/`: nothing may change (the role is read-only).
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct InspectMemberBody {}
 
 #[utoipa::path(
     tag = "plan",
@@ -550,13 +469,9 @@ pub async fn get_project_member(
     path: web::Path<(Uuid, Uuid)>,
     body: PlanJson<InspectMemberBody>,
 ) -> ApiResult<HttpResponse> {
-    let actor = caller.acting(body.agent_name);
     let (project, member) = path.into_inner();
-    let grant = state
-        .plan
-        .project_member(&actor, ProjectId(project), member)
-        .await?;
-    Ok(HttpResponse::Ok().json(PlanGrant::from(grant)))
+    let project = Holder::Project(ProjectId(project));
+    members::inspect(&state, caller, project, member, body).await
 }
 
 #[utoipa::path(
@@ -570,9 +485,6 @@ pub async fn remove_project_member(
     path: web::Path<(Uuid, Uuid)>,
 ) -> ApiResult<HttpResponse> {
     let (project, member) = path.into_inner();
-    state
-        .plan
-        .remove_project_member(&caller.0, ProjectId(project), member)
-        .await?;
-    Ok(HttpResponse::NoContent().finish())
+    let project = Holder::Project(ProjectId(project));
+    members::remove(&state, caller, project, member).await
 }
