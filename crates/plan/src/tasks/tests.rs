@@ -345,13 +345,8 @@ async fn a_parent_is_set_and_cleared_under_the_subtask_rules() {
     let child = set(&b, Some(&a), Some(1)).await.unwrap();
     assert_eq!((child.parent_id, child.version), (Some(a.id), 2));
     assert_eq!(events(&w, &b).await, ["created", "updated"]);
-    assert_eq!(
-        w.plan
-            .task_children(&w.member, &key_of(&a), None)
-            .await
-            .unwrap(),
-        [child.clone()]
-    );
+    let children = w.plan.task_children(&w.member, &key_of(&a), None).await;
+    assert_eq!(children.unwrap(), std::slice::from_ref(&child));
     // The same parent again: answered as is, nothing written.
     assert_eq!(set(&b, Some(&a), None).await.unwrap(), child);
     assert_eq!(
