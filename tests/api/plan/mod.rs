@@ -5,6 +5,7 @@ mod kit;
 
 mod boards;
 mod bulk_parent;
+mod limits;
 mod rules;
 mod social;
 mod tasks;

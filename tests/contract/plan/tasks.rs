@@ -28,6 +28,7 @@ contract!(
     board_moves_take_the_next_number_there,
     lists_filter_sort_and_page,
     subtasks_are_found_archived_ones_too,
+    counts_follow_every_write,
     the_delta_window_sees_every_write_once,
 );
 
@@ -120,17 +121,19 @@ async fn numbers_have_no_gaps_or_duplicates_under_concurrency(p: Ports) {
             repo.create_task(&new, &event("created")).await.unwrap()
         }));
     }
-    let mut numbers = Vec::new();
-    let mut ranks = HashSet::new();
+    let mut created = Vec::new();
     for h in handles {
         let t = h.await.unwrap();
         assert_eq!((t.version, t.board_key.as_str()), (1, "NUM"));
-        numbers.push(t.number);
-        ranks.insert(t.rank);
+        created.push((t.number, t.rank));
     }
-    numbers.sort_unstable();
+    created.sort_unstable();
+    let numbers: Vec<i64> = created.iter().map(|(n, _)| *n).collect();
     assert_eq!(numbers, (1..=50).collect::<Vec<i64>>());
-    assert_eq!(ranks.len(), 50, "each task last in its column when created");
+    assert!(
+        created.windows(2).all(|w| w[0].1 < w[1].1),
+        "each task last in its column when created: {created:?}"
+    );
 }
 
 async fn writes_are_version_guarded_and_logged(p: Ports) {
@@ -389,6 +392,147 @@ async fn lists_filter_sort_and_page(p: Ports) {
     repo.respace_column(org.id, todo.id).await.unwrap();
     assert_eq!(repo.column_ranks(org.id, todo.id).await.unwrap()[0].1, 1024);
     let _ = c;
+}
+
+/// The live tasks of each column of `b` are `expected` (the others none), as every count
+/// reads them: a list of the board, of each column (a page of one, so the count is not
+/// proved by the page), the column limit's count, the board's counts by column.
+async fn assert_counts(
+    p: &Ports,
+    org: OrgId,
+    b: &Board,
+    states: &[State],
+    expected: &[(&State, u64)],
+) {
+    let repo = &p.plan.tasks;
+    let of = |s: &State| {
+        expected
+            .iter()
+            .find(|(e, _)| e.id == s.id)
+            .map_or(0, |(_, n)| *n)
+    };
+    let count = |state: Option<&State>| {
+        let filter = TaskFilter {
+            boards: vec![b.id],
+            state: state.map(|s| s.id),
+            ..TaskFilter::default()
+        };
+        async move {
+            repo.list_tasks(
+                org,
+                &filter,
+                TaskSort::default(),
+                PageRequest {
+                    offset: 0,
+                    limit: 1,
+                },
+            )
+            .await
+            .unwrap()
+            .count
+        }
+    };
+    let total: u64 = expected.iter().map(|(_, n)| n).sum();
+    assert_eq!(count(None).await, total, "tasks of {}", b.key);
+    for s in states {
+        assert_eq!(count(Some(s)).await, of(s), "tasks of {} {}", b.key, s.name);
+        assert_eq!(
+            repo.count_column(org, b.id, s.id, 5_000).await.unwrap(),
+            of(s),
+            "room of {} {}",
+            b.key,
+            s.name
+        );
+    }
+    let mut by_state: Vec<_> = repo.count_by_state(org, b.id).await.unwrap();
+    by_state.retain(|(_, n)| *n > 0);
+    by_state.sort();
+    let mut wanted: Vec<_> = expected
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| (s.id, *n))
+        .collect();
+    wanted.sort();
+    assert_eq!(by_state, wanted, "counts by column of {}", b.key);
+}
+
+/// Every write that adds, removes or moves live tasks changes the counts the lists and the
+/// column limit read: creates, archives and restores, moves between columns and boards, a
+/// column's archive (its tasks moved) and a board's (its tasks archived).
+async fn counts_follow_every_write(p: Ports) {
+    let org = p.org("Counts").await;
+    let (b, states) = board(&p, org.id, "CNT").await;
+    let (other, other_states) = board(&p, org.id, "OTH").await;
+    let todo = state(&states, StateCategory::Todo);
+    let done = state(&states, StateCategory::Done);
+    let other_todo = state(&other_states, StateCategory::Todo);
+    let repo = &p.plan.tasks;
+    let mut tasks = Vec::new();
+    for (column, title) in [(todo, "a"), (todo, "b"), (todo, "c"), (done, "d")] {
+        tasks.push(
+            repo.create_task(&new_task(org.id, &b, column, title), &event("created"))
+                .await
+                .unwrap(),
+        );
+    }
+    repo.create_task(
+        &new_task(org.id, &other, other_todo, "e"),
+        &event("created"),
+    )
+    .await
+    .unwrap();
+    assert_counts(&p, org.id, &b, &states, &[(todo, 3), (done, 1)]).await;
+
+    let mut archived = tasks[0].clone();
+    archived.is_archived = true;
+    let archived = repo.save_task(&archived, &event("archived")).await.unwrap();
+    assert_counts(&p, org.id, &b, &states, &[(todo, 2), (done, 1)]).await;
+    let mut moved = tasks[1].clone();
+    moved.state_id = done.id;
+    repo.save_task(&moved, &event("moved")).await.unwrap();
+    assert_counts(&p, org.id, &b, &states, &[(todo, 1), (done, 2)]).await;
+    let mut restored = archived;
+    restored.is_archived = false;
+    repo.save_task(&restored, &event("restored")).await.unwrap();
+    assert_counts(&p, org.id, &b, &states, &[(todo, 2), (done, 2)]).await;
+
+    let mut away = tasks[3].clone();
+    away.board_id = other.id;
+    away.state_id = other_todo.id;
+    repo.save_task_on_board(&away, &event("moved_board"))
+        .await
+        .unwrap();
+    assert_counts(&p, org.id, &b, &states, &[(todo, 2), (done, 1)]).await;
+    assert_counts(&p, org.id, &other, &other_states, &[(other_todo, 2)]).await;
+
+    let mut columns = states.clone();
+    for s in columns.iter_mut().filter(|s| s.id == done.id) {
+        s.is_archived = true;
+    }
+    let n = p
+        .plan
+        .boards
+        .archive_state(
+            org.id,
+            &columns,
+            done.id,
+            Some(todo.id),
+            &Executor::default(),
+            T0,
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    assert_counts(&p, org.id, &b, &states, &[(todo, 3)]).await;
+    let n = p
+        .plan
+        .boards
+        .archive_board(org.id, b.id, &Executor::default(), T0)
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
+    assert_counts(&p, org.id, &b, &states, &[]).await;
+    assert_counts(&p, org.id, &other, &other_states, &[(other_todo, 2)]).await;
 }
 
 async fn subtasks_are_found_archived_ones_too(p: Ports) {

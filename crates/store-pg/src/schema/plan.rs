@@ -1,6 +1,6 @@
 //! The Plan area (`migrations/2026-11-27-000000_plan`): projects, boards and their keys,
-//! members and visits, columns, tasks, the task event log, relations, comments, reactions,
-//! participants, idempotency slots.
+//! members and visits, columns and their kept task counts, tasks, the task event log,
+//! relations, comments, reactions, participants, idempotency slots.
 
 use super::labels::{entity_labels, labels};
 use super::{team_members, teams, users};
@@ -101,6 +101,16 @@ diesel::table! {
         archived_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+// Live tasks per board column, kept by triggers on plan_tasks
+// (`migrations/2026-11-28-000000_plan_task_counts`).
+diesel::table! {
+    plan_column_task_counts (board_id, state_id) {
+        board_id -> Uuid,
+        state_id -> Uuid,
+        live_tasks -> Int8,
     }
 }
 
@@ -214,6 +224,8 @@ diesel::table! {
 
 diesel::joinable!(plan_boards -> plan_projects (project_id));
 diesel::joinable!(plan_states -> plan_boards (board_id));
+diesel::joinable!(plan_column_task_counts -> plan_boards (board_id));
+diesel::joinable!(plan_column_task_counts -> plan_states (state_id));
 diesel::joinable!(plan_tasks -> plan_boards (board_id));
 diesel::joinable!(plan_tasks -> plan_states (state_id));
 diesel::joinable!(plan_board_keys -> plan_boards (board_id));
@@ -232,6 +244,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     plan_board_members,
     plan_board_visits,
     plan_states,
+    plan_column_task_counts,
     plan_tasks,
     plan_task_events,
     plan_task_relations,
