@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 use uuid::Uuid;
 
-use super::kit::{PlanOrg, plan};
+use super::kit::{PlanOrg, ok, plan, uuid_of};
 
 #[derive(diesel::QueryableByName)]
 struct Digest {
@@ -74,43 +74,6 @@ async fn insert_task(app: &TestApp, org: &str, board: &str, state: &str, number:
     id
 }
 
-fn ok(r: &Resp, status: u16) -> &Value {
-    assert_eq!(r.status, status, "{}", r.text);
-    &r.body
-}
-
-fn refused(r: &Resp, status: u16, code: &str) {
-    assert_eq!((r.status, r.code()), (status, code), "{}", r.text);
-}
-
-fn uuid_of(v: &Value) -> String {
-    v["uuid"].as_str().expect("uuid").to_owned()
-}
-
-async fn project(app: &TestApp, o: &PlanOrg, name: &str) -> String {
-    let r = plan(
-        app,
-        "POST",
-        "projects/",
-        &o.admin_key,
-        Some(json!({"name": name})),
-    )
-    .await;
-    uuid_of(ok(&r, 201))
-}
-
-async fn board(app: &TestApp, o: &PlanOrg, project: &str, key: &str) -> Value {
-    let r = plan(
-        app,
-        "POST",
-        "boards/",
-        &o.admin_key,
-        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
-    )
-    .await;
-    ok(&r, 201).clone()
-}
-
 async fn states(app: &TestApp, key: &str, board: &str) -> Vec<Value> {
     let r = plan(app, "GET", &format!("boards/{board}/states/"), key, None).await;
     ok(&r, 200).as_array().expect("list").clone()
@@ -122,10 +85,8 @@ fn state_of<'a>(states: &'a [Value], name: &str) -> &'a Value {
 
 #[actix_web::test]
 async fn entitlements_answer_whatever_the_beta_says() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let p = project(&app, &o, "Core").await;
-    board(&app, &o, &p, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
     let r = plan(&app, "GET", "entitlements/", &o.member_key, None).await;
     let e = ok(&r, 200);
     assert_eq!(e["enabled"], true);
@@ -144,8 +105,7 @@ async fn entitlements_answer_whatever_the_beta_says() {
 
 #[actix_web::test]
 async fn projects_are_created_listed_and_changed() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let r = plan(
         &app,
         "POST",
@@ -180,7 +140,7 @@ async fn projects_are_created_listed_and_changed() {
         Some(json!({"name": "cORE"})),
     )
     .await;
-    refused(&r, 409, "project_name_conflict");
+    r.assert_error(409, "project_name_conflict");
     let r = plan(
         &app,
         "POST",
@@ -189,7 +149,7 @@ async fn projects_are_created_listed_and_changed() {
         Some(json!({"name": "Later", "start_date": "2026-05-01", "target_date": "2026-01-01"})),
     )
     .await;
-    refused(&r, 400, "invalid_date_range");
+    r.assert_error(400, "invalid_date_range");
     // Lists: envelope, progress on demand (null: nothing to measure), search.
     let r = plan(
         &app,
@@ -211,7 +171,7 @@ async fn projects_are_created_listed_and_changed() {
     let r = plan(&app, "GET", "projects/", &o.member_key, None).await;
     assert!(ok(&r, 200)["results"][0].get("progress").is_none());
     let r = plan(&app, "GET", "projects/?search=c", &o.member_key, None).await;
-    refused(&r, 400, "search_query_too_short");
+    r.assert_error(400, "search_query_too_short");
     let long = "x".repeat(257);
     let r = plan(
         &app,
@@ -221,7 +181,7 @@ async fn projects_are_created_listed_and_changed() {
         None,
     )
     .await;
-    refused(&r, 400, "search_query_too_long");
+    r.assert_error(400, "search_query_too_long");
     let r = plan(&app, "GET", "projects/?search=zz", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
     let r = plan(
@@ -232,7 +192,7 @@ async fn projects_are_created_listed_and_changed() {
         None,
     )
     .await;
-    refused(&r, 400, "invalid_date_range");
+    r.assert_error(400, "invalid_date_range");
     // Update.
     let r = plan(
         &app,
@@ -285,7 +245,7 @@ async fn projects_are_created_listed_and_changed() {
         Some(json!({"name": "core 2"})),
     )
     .await;
-    refused(&r, 409, "project_name_conflict");
+    r.assert_error(409, "project_name_conflict");
     let r = plan(&app, "GET", "projects/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
     let r = plan(
@@ -298,14 +258,14 @@ async fn projects_are_created_listed_and_changed() {
     .await;
     assert_eq!(ok(&r, 200)["is_archived"], false);
     // Another organization's project is not found.
-    let other = PlanOrg::on_plan(&app, "business", true).await;
+    let other = PlanOrg::new(&app).await;
     for (method, path) in [
         ("GET", format!("projects/{id}/")),
         ("PATCH", format!("projects/{id}/")),
         ("POST", format!("projects/{id}/archive/")),
     ] {
         let r = plan(&app, method, &path, &other.admin_key, Some(json!({}))).await;
-        refused(&r, 404, "not_found");
+        r.assert_error(404, "not_found");
     }
     // An agent key never holds structure rights.
     let agent = o.agent_key(&app, &["tasks:read", "tasks:write"]).await;
@@ -317,16 +277,15 @@ async fn projects_are_created_listed_and_changed() {
         Some(json!({"name": "Agent's"})),
     )
     .await;
-    refused(&r, 403, "insufficient_scope");
+    r.assert_error(403, "insufficient_scope");
 }
 
 #[actix_web::test]
 async fn projects_are_reordered_by_org_admins() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let a = project(&app, &o, "A").await;
-    let b = project(&app, &o, "B").await;
-    let c = project(&app, &o, "C").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let a = o.project(&app, "A").await;
+    let b = o.project(&app, "B").await;
+    let c = o.project(&app, "C").await;
     let names = |r: &Resp| {
         r.body["results"]
             .as_array()
@@ -354,7 +313,7 @@ async fn projects_are_reordered_by_org_admins() {
         Some(json!({"before": a, "after": b})),
     )
     .await;
-    refused(&r, 400, "reorder_anchor_invalid");
+    r.assert_error(400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",
@@ -363,7 +322,7 @@ async fn projects_are_reordered_by_org_admins() {
         Some(json!({"after": c})),
     )
     .await;
-    refused(&r, 400, "reorder_anchor_invalid");
+    r.assert_error(400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",
@@ -388,8 +347,7 @@ async fn projects_are_reordered_by_org_admins() {
 
 #[actix_web::test]
 async fn project_members_guard_members_only_projects() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let (_, other_key) = o.person(&app, "member").await;
     let r = plan(
         &app,
@@ -414,7 +372,7 @@ async fn project_members_guard_members_only_projects() {
     assert_eq!(members[0]["user"]["uuid"], o.member.as_str());
     assert_eq!(members[0]["role"], "member");
     let r = plan(&app, "GET", &format!("projects/{id}/"), &other_key, None).await;
-    refused(&r, 404, "not_found");
+    r.assert_error(404, "not_found");
     let r = plan(&app, "GET", "projects/", &other_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
     let r = plan(&app, "GET", &format!("projects/{id}/"), &o.admin_key, None).await;
@@ -428,7 +386,7 @@ async fn project_members_guard_members_only_projects() {
         None,
     )
     .await;
-    refused(&r, 409, "last_grant_cannot_be_removed");
+    r.assert_error(409, "last_grant_cannot_be_removed");
     // Adding: exactly one of user_uuid and team_uuid; again is 200 with the same row.
     let r = plan(
         &app,
@@ -438,7 +396,7 @@ async fn project_members_guard_members_only_projects() {
         Some(json!({})),
     )
     .await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     let body = json!({"user_uuid": o.admin, "team_uuid": o.admin});
     let r = plan(
         &app,
@@ -448,7 +406,7 @@ async fn project_members_guard_members_only_projects() {
         Some(body),
     )
     .await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     let r = plan(
         &app,
         "POST",
@@ -506,10 +464,9 @@ async fn project_members_guard_members_only_projects() {
 
 #[actix_web::test]
 async fn boards_are_created_with_their_columns_and_keys() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let p = project(&app, &o, "Core").await;
-    let b = board(&app, &o, &p, "eng").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let p = o.project(&app, "Core").await;
+    let b = o.board(&app, &p, "eng").await;
     assert_eq!(b["key"], "ENG");
     assert_eq!(b["name"], "Board eng");
     assert_eq!(b["project"], json!({"uuid": p, "name": "Core"}));
@@ -552,7 +509,7 @@ async fn boards_are_created_with_their_columns_and_keys() {
         Some(body("Again", "ENG")),
     )
     .await;
-    refused(&r, 409, "duplicate_board_key");
+    r.assert_error(409, "duplicate_board_key");
     let r = plan(
         &app,
         "POST",
@@ -609,7 +566,7 @@ async fn boards_are_created_with_their_columns_and_keys() {
         Some(body("Steal", "ENG")),
     )
     .await;
-    refused(&r, 409, "duplicate_board_key");
+    r.assert_error(409, "duplicate_board_key");
     let r = plan(
         &app,
         "PATCH",
@@ -620,7 +577,7 @@ async fn boards_are_created_with_their_columns_and_keys() {
     .await;
     assert_eq!(r.status, 400, "{}", r.text);
     // Moving to another project: previewed, then done.
-    let q = project(&app, &o, "Other").await;
+    let q = o.project(&app, "Other").await;
     let r = plan(
         &app,
         "GET",
@@ -657,16 +614,16 @@ async fn boards_are_created_with_their_columns_and_keys() {
     assert_eq!(list["count"], 1);
     assert_eq!(list["results"][0]["key"], "CORE");
     let r = plan(&app, "GET", "boards/?search=x", &o.member_key, None).await;
-    refused(&r, 400, "search_query_too_short");
+    r.assert_error(400, "search_query_too_short");
     // Another organization sees nothing.
-    let other = PlanOrg::on_plan(&app, "business", true).await;
+    let other = PlanOrg::new(&app).await;
     for path in [
         format!("boards/{id}/"),
         "boards/CORE/".to_owned(),
         format!("boards/{id}/states/"),
     ] {
         let r = plan(&app, "GET", &path, &other.admin_key, None).await;
-        refused(&r, 404, "not_found");
+        r.assert_error(404, "not_found");
     }
     let r = plan(&app, "GET", "boards/", &other.admin_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
@@ -683,11 +640,9 @@ async fn boards_are_created_with_their_columns_and_keys() {
 
 #[actix_web::test]
 async fn members_only_boards_are_not_found_by_others() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let (stranger, stranger_key) = o.person(&app, "member").await;
-    let p = project(&app, &o, "Core").await;
-    let b = board(&app, &o, &p, "SEC").await;
+    let b = o.new_board(&app, "SEC").await;
     let id = uuid_of(&b);
     let r = plan(
         &app,
@@ -705,13 +660,13 @@ async fn members_only_boards_are_not_found_by_others() {
     assert_eq!(members[0]["user"]["uuid"], o.member.as_str());
     for path in ["boards/SEC/", "boards/SEC/states/", "boards/SEC/members/"] {
         let r = plan(&app, "GET", path, &stranger_key, None).await;
-        refused(&r, 404, "not_found");
+        r.assert_error(404, "not_found");
     }
     let r = plan(&app, "GET", "boards/", &stranger_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
     let agent = o.agent_key(&app, &["tasks:read"]).await;
     let r = plan(&app, "GET", &format!("boards/{id}/"), &agent, None).await;
-    refused(&r, 404, "not_found");
+    r.assert_error(404, "not_found");
     let r = plan(&app, "GET", "boards/SEC/", &o.admin_key, None).await;
     ok(&r, 200);
     // Mentionables: those who see it.
@@ -731,26 +686,34 @@ async fn members_only_boards_are_not_found_by_others() {
             .iter()
             .all(|m| m["kind"] == "user")
     );
-    // A grant opens it.
+    // A grant opens it; again is 200 with the same row, which PATCH inspects.
+    let grant_to = |who: &str| Some(json!({"user_uuid": who}));
     let r = plan(
         &app,
         "POST",
         "boards/SEC/members/",
         &o.member_key,
-        Some(json!({"user_uuid": stranger})),
+        grant_to(&stranger),
     )
     .await;
-    ok(&r, 201);
-    let r = plan(&app, "GET", "boards/SEC/", &stranger_key, None).await;
-    ok(&r, 200);
+    let grant = ok(&r, 201).clone();
+    assert_eq!(grant["user"]["uuid"], stranger.as_str());
+    assert!(grant["team"].is_null() && grant["team_uuid"].is_null());
     let r = plan(
         &app,
-        "DELETE",
-        &format!("boards/SEC/members/{stranger}/"),
+        "POST",
+        "boards/SEC/members/",
         &o.member_key,
-        None,
+        grant_to(&stranger),
     )
     .await;
+    assert_eq!(ok(&r, 200)["uuid"], grant["uuid"]);
+    let path = format!("boards/SEC/members/{stranger}/");
+    let r = plan(&app, "PATCH", &path, &o.member_key, Some(json!({}))).await;
+    assert_eq!(ok(&r, 200)["uuid"], grant["uuid"]);
+    let r = plan(&app, "GET", "boards/SEC/", &stranger_key, None).await;
+    ok(&r, 200);
+    let r = plan(&app, "DELETE", &path, &o.member_key, None).await;
     assert_eq!(r.status, 204, "{}", r.text);
     let r = plan(
         &app,
@@ -760,17 +723,15 @@ async fn members_only_boards_are_not_found_by_others() {
         None,
     )
     .await;
-    refused(&r, 409, "last_grant_cannot_be_removed");
+    r.assert_error(409, "last_grant_cannot_be_removed");
     let r = plan(&app, "GET", "boards/SEC/", &stranger_key, None).await;
-    refused(&r, 404, "not_found");
+    r.assert_error(404, "not_found");
 }
 
 #[actix_web::test]
 async fn board_archive_cascades_to_its_tasks() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let p = project(&app, &o, "Core").await;
-    let b = board(&app, &o, &p, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = o.new_board(&app, "ENG").await;
     let id = uuid_of(&b);
     let todo = uuid_of(state_of(&states(&app, &o.member_key, "ENG").await, "Todo"));
     let t1 = insert_task(&app, &o.org, &id, &todo, 1).await;
@@ -824,12 +785,11 @@ async fn board_archive_cascades_to_its_tasks() {
 
 #[actix_web::test]
 async fn boards_are_reordered_visited_and_listed() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let p = project(&app, &o, "Core").await;
-    let q = project(&app, &o, "Other").await;
-    let a = uuid_of(&board(&app, &o, &p, "AAA").await);
-    let b = uuid_of(&board(&app, &o, &p, "BBB").await);
+    let (app, o) = PlanOrg::spawn().await;
+    let p = o.project(&app, "Core").await;
+    let q = o.project(&app, "Other").await;
+    let a = uuid_of(&o.board(&app, &p, "AAA").await);
+    let b = uuid_of(&o.board(&app, &p, "BBB").await);
     let keys = |r: &Resp| {
         r.body["results"]
             .as_array()
@@ -857,7 +817,7 @@ async fn boards_are_reordered_visited_and_listed() {
         Some(json!({"before": a, "after": a})),
     )
     .await;
-    refused(&r, 400, "reorder_anchor_invalid");
+    r.assert_error(400, "reorder_anchor_invalid");
     let r = plan(
         &app,
         "POST",
@@ -894,10 +854,8 @@ async fn boards_are_reordered_visited_and_listed() {
 
 #[actix_web::test]
 async fn columns_are_added_changed_archived_and_reordered() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let p = project(&app, &o, "Core").await;
-    let b = board(&app, &o, &p, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = o.new_board(&app, "ENG").await;
     let board_id = uuid_of(&b);
     // Added at position 2: the others shift.
     let r = plan(
@@ -981,7 +939,7 @@ async fn columns_are_added_changed_archived_and_reordered() {
         None,
     )
     .await;
-    refused(&r, 409, "state_in_use");
+    r.assert_error(409, "state_in_use");
     let before = digest(&app).await;
     let r = plan(
         &app,
@@ -1052,7 +1010,7 @@ async fn columns_are_added_changed_archived_and_reordered() {
         Some(json!({"migrate_to": canceled})),
     )
     .await;
-    refused(&r, 400, "last_done_state");
+    r.assert_error(400, "last_done_state");
     // Restore: back last; a live column is a no-op.
     let r = plan(
         &app,
@@ -1088,7 +1046,7 @@ async fn columns_are_added_changed_archived_and_reordered() {
         Some(json!({"order": order[1..]})),
     )
     .await;
-    refused(&r, 400, "states_reorder_invalid");
+    r.assert_error(400, "states_reorder_invalid");
     let mut twice = order.clone();
     twice[0] = twice[1].clone();
     let r = plan(
@@ -1099,7 +1057,7 @@ async fn columns_are_added_changed_archived_and_reordered() {
         Some(json!({"order": twice})),
     )
     .await;
-    refused(&r, 400, "states_reorder_invalid");
+    r.assert_error(400, "states_reorder_invalid");
     let r = plan(
         &app,
         "POST",
@@ -1125,5 +1083,5 @@ async fn columns_are_added_changed_archived_and_reordered() {
         Some(json!({"name": "X", "category": "todo"})),
     )
     .await;
-    refused(&r, 403, "insufficient_scope");
+    r.assert_error(403, "insufficient_scope");
 }

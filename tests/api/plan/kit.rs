@@ -1,4 +1,5 @@
-//! What the Plan tests share: an organization with the beta and people with credentials.
+//! What the Plan tests share: an organization with the beta, people with credentials, the
+//! structure the admin makes (projects, boards), and reading answers.
 
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
@@ -16,6 +17,13 @@ impl PlanOrg {
     /// A paid (`business`) organization with the beta on.
     pub async fn new(app: &TestApp) -> PlanOrg {
         Self::on_plan(app, "business", true).await
+    }
+
+    /// A new app and, in it, [`PlanOrg::new`].
+    pub async fn spawn() -> (TestApp, PlanOrg) {
+        let app = TestApp::spawn().await;
+        let o = Self::new(&app).await;
+        (app, o)
     }
 
     pub async fn on_plan(app: &TestApp, plan: &str, beta: bool) -> PlanOrg {
@@ -57,6 +65,38 @@ impl PlanOrg {
             .await;
         key
     }
+
+    /// A project named `name`, made by the admin: its uuid.
+    pub async fn project(&self, app: &TestApp, name: &str) -> String {
+        let body = json!({"name": name});
+        let r = plan(app, "POST", "projects/", &self.admin_key, Some(body)).await;
+        uuid_of(ok(&r, 201))
+    }
+
+    /// A board keyed `key` ("Board KEY") in `project`, made by the admin: its answer.
+    pub async fn board(&self, app: &TestApp, project: &str, key: &str) -> Value {
+        let body = json!({"name": format!("Board {key}"), "project": project, "key": key});
+        let r = plan(app, "POST", "boards/", &self.admin_key, Some(body)).await;
+        ok(&r, 201).clone()
+    }
+
+    /// A board keyed `key` on a project of its own ("Project KEY"): the board's answer.
+    pub async fn new_board(&self, app: &TestApp, key: &str) -> Value {
+        let project = self.project(app, &format!("Project {key}")).await;
+        self.board(app, &project, key).await
+    }
+}
+
+/// The body of an answer that must have this status.
+#[track_caller]
+pub fn ok(r: &Resp, status: u16) -> &Value {
+    assert_eq!(r.status, status, "{}", r.text);
+    &r.body
+}
+
+/// The `uuid` of an answered object.
+pub fn uuid_of(v: &Value) -> String {
+    v["uuid"].as_str().expect("uuid").to_owned()
 }
 
 /// A key of `user` (its own, made in their web session).

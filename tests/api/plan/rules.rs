@@ -37,10 +37,6 @@ async fn roomy_app() -> TestApp {
     b.spawn().await
 }
 
-async fn business(app: &TestApp, beta: bool) -> PlanOrg {
-    PlanOrg::on_plan(app, "business", beta).await
-}
-
 async fn call(app: &TestApp, r: &Route, headers: &[(&str, &str)]) -> Resp {
     app.send(r.method, &concrete_path(&r.path), headers, None)
         .await
@@ -77,7 +73,7 @@ async fn every_plan_route_needs_a_credential() {
 #[actix_web::test]
 async fn without_the_beta_every_gated_route_answers_402_whatever_the_credential() {
     let app = roomy_app().await;
-    let o = business(&app, false).await;
+    let o = PlanOrg::on_plan(&app, "business", false).await;
     let agent = o
         .agent_key(&app, &["tasks:read", "tasks:write", "tasks:admin"])
         .await;
@@ -106,7 +102,7 @@ async fn without_the_beta_every_gated_route_answers_402_whatever_the_credential(
 #[actix_web::test]
 async fn keys_without_a_person_need_the_door_s_scope() {
     let app = roomy_app().await;
-    let o = business(&app, true).await;
+    let o = PlanOrg::new(&app).await;
     let reader = o.agent_key(&app, &["tasks:read"]).await;
     let nothing = o.agent_key(&app, &[]).await;
     for r in plan_routes() {
@@ -139,7 +135,7 @@ async fn keys_without_a_person_need_the_door_s_scope() {
 #[actix_web::test]
 async fn people_pass_every_door_but_guests_and_org_admin_doors() {
     let app = roomy_app().await;
-    let o = business(&app, true).await;
+    let o = PlanOrg::new(&app).await;
     let (_, guest) = o.person(&app, "guest").await;
     for r in plan_routes() {
         let res = call(&app, r, &[("X-API-KEY", &o.admin_key)]).await;
@@ -272,8 +268,7 @@ async fn bulk(
 
 #[actix_web::test]
 async fn bulk_requires_an_idempotency_key_except_on_a_dry_run() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let body = json!({"operation": "archive", "items": [{"task": "NOPE-1"}]});
     let res = bulk(&app, &o.member_key, &[], "", body.clone()).await;
     res.assert_error(400, "idempotency_key_required");
@@ -296,8 +291,7 @@ async fn bulk_requires_an_idempotency_key_except_on_a_dry_run() {
 
 #[actix_web::test]
 async fn a_key_replays_the_first_answer_and_refuses_another_body() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let board = seed_board(&app, &o, "IDM").await;
     let body = json!({"operation": "create", "board": board, "items": [{"title": "once"}]});
     let key = [("Idempotency-Key", "bulk-key-0001")];
@@ -328,7 +322,7 @@ async fn a_key_replays_the_first_answer_and_refuses_another_body() {
     .await;
     assert_eq!(res.body["results"][0]["task"]["key"], "IDM-2");
     // The slot is the organization's: another organization's same key is its own.
-    let o2 = business(&app, true).await;
+    let o2 = PlanOrg::new(&app).await;
     let board2 = seed_board(&app, &o2, "IDM").await;
     let body2 = json!({"operation": "create", "board": board2, "items": [{"title": "once"}]});
     let res = bulk(&app, &o2.member_key, &key, "", body2).await;
@@ -348,8 +342,7 @@ async fn a_key_replays_the_first_answer_and_refuses_another_body() {
 
 #[actix_web::test]
 async fn concurrent_duplicates_run_once() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let board = seed_board(&app, &o, "CON").await;
     let items: Vec<Value> = (0..40).map(|i| json!({"title": format!("t{i}")})).collect();
     let body = json!({"operation": "create", "board": board, "items": items});
@@ -378,8 +371,7 @@ async fn concurrent_duplicates_run_once() {
 
 #[actix_web::test]
 async fn bulk_answers_per_item_and_a_dry_run_writes_nothing() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let board = seed_board(&app, &o, "BLK").await;
     let k = |n: &str| format!("bulk-items-{n}");
     let create =
@@ -478,8 +470,7 @@ async fn bulk_answers_per_item_and_a_dry_run_writes_nothing() {
 
 #[actix_web::test]
 async fn body_errors_are_a_field_map_without_code() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let res = bulk(
         &app,
         &o.member_key,
@@ -531,8 +522,7 @@ async fn body_errors_are_a_field_map_without_code() {
 
 #[actix_web::test]
 async fn agents_are_named_by_a_person_s_credential_only() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let board = seed_board(&app, &o, "AGT").await;
     let create =
         |title: &str| json!({"operation": "create", "board": board, "items": [{"title": title}]});
@@ -604,7 +594,7 @@ async fn a_person_s_credentials_share_one_per_minute_budget() {
         .var("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_BULK", "2")
         .spawn()
         .await;
-    let o = business(&app, true).await;
+    let o = PlanOrg::new(&app).await;
     let (user, token) = cli_token(&app, &o.org, "member").await;
     let key = key_for(&app, &user, json!({"name": "own key"})).await;
     let body = json!({"operation": "archive", "items": []});
@@ -638,8 +628,7 @@ async fn a_person_s_credentials_share_one_per_minute_budget() {
 
 #[actix_web::test]
 async fn an_optional_key_is_honoured_when_sent() {
-    let app = TestApp::spawn().await;
-    let o = business(&app, true).await;
+    let (app, o) = PlanOrg::spawn().await;
     let create = |name: &str| json!({"name": name});
     let post = |key: Option<&'static str>, body: Value| {
         let app = &app;
