@@ -3,17 +3,15 @@
 
 use std::collections::HashMap;
 
-use teamcomm_kernel::{Error, PageRequest};
+use teamcomm_kernel::Error;
 use teamcomm_labels::{Label, LabelId};
 
 use crate::model::{Task, TaskId};
 use crate::participants::ParticipantView;
-use crate::ports::CommentFilter;
 use crate::service::Plan;
 
 impl Plan {
-    /// Each task's labels by name. The social port reads one task's label ids at a time; the
-    /// labels themselves are read once for all the tasks.
+    /// Each task's labels by name: one read of the tasks' label ids, one of the labels.
     pub async fn labels_of_tasks(
         &self,
         tasks: &[Task],
@@ -21,14 +19,9 @@ impl Plan {
         let Some(org) = tasks.first().map(|t| t.org_id) else {
             return Ok(HashMap::new());
         };
-        let mut ids_of = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            ids_of.push((task.id, self.ports.social.task_labels(org, task.id).await?));
-        }
-        let mut all: Vec<LabelId> = ids_of
-            .iter()
-            .flat_map(|(_, ids)| ids.iter().copied())
-            .collect();
+        let ids = tasks.iter().map(|t| t.id).collect::<Vec<_>>();
+        let ids_of = self.ports.social.labels_of_tasks(org, &ids).await?;
+        let mut all: Vec<LabelId> = ids_of.values().flatten().copied().collect();
         all.sort();
         all.dedup();
         let labels: HashMap<LabelId, Label> = self
@@ -39,21 +32,23 @@ impl Plan {
             .into_iter()
             .map(|l| (l.id, l))
             .collect();
-        Ok(ids_of
-            .into_iter()
-            .map(|(task, ids)| {
-                let mut mine: Vec<Label> = ids
-                    .iter()
+        Ok(tasks
+            .iter()
+            .map(|task| {
+                let mut mine: Vec<Label> = ids_of
+                    .get(&task.id)
+                    .into_iter()
+                    .flatten()
                     .filter_map(|id| labels.get(id).cloned())
                     .collect();
                 mine.sort_by_key(|l| (l.name.to_lowercase(), l.id));
-                (task, mine)
+                (task.id, mine)
             })
             .collect())
     }
 
     /// Each task's participants, oldest first (people no longer in the organization left
-    /// out). The social port reads one task's rows at a time; the people are read once.
+    /// out): one read of the rows, one of the people.
     pub async fn participants_of_tasks(
         &self,
         tasks: &[Task],
@@ -61,22 +56,17 @@ impl Plan {
         let Some(org) = tasks.first().map(|t| t.org_id) else {
             return Ok(HashMap::new());
         };
-        let mut rows_of = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            rows_of.push((task.id, self.ports.social.participants(org, task.id).await?));
-        }
+        let ids = tasks.iter().map(|t| t.id).collect::<Vec<_>>();
+        let mut rows_of = self.ports.social.participants_of_tasks(org, &ids).await?;
         let people = self
-            .social_people(
-                org,
-                rows_of
-                    .iter()
-                    .flat_map(|(_, rows)| rows.iter().map(|p| p.user)),
-            )
+            .social_people(org, rows_of.values().flatten().map(|p| p.user))
             .await?;
-        Ok(rows_of
-            .into_iter()
-            .map(|(task, rows)| {
-                let views = rows
+        Ok(tasks
+            .iter()
+            .map(|task| {
+                let views = rows_of
+                    .remove(&task.id)
+                    .unwrap_or_default()
                     .into_iter()
                     .filter_map(|participant| {
                         let member = people.get(&participant.user)?.clone();
@@ -86,69 +76,32 @@ impl Plan {
                         })
                     })
                     .collect();
-                (task, views)
+                (task.id, views)
             })
             .collect())
     }
 
     /// How many comments of the task are not deleted (a deleted one keeps its row).
     pub async fn live_comment_count(&self, task: &Task) -> Result<u64, Error> {
-        let mut live = 0;
-        let mut offset = 0;
-        loop {
-            let page = self
-                .ports
-                .social
-                .list_comments(
-                    task.org_id,
-                    task.id,
-                    &CommentFilter::default(),
-                    PageRequest {
-                        offset,
-                        limit: PageRequest::MAX_SIZE,
-                    },
-                )
-                .await?;
-            let read = page.results.len() as u64;
-            live += page
-                .results
-                .iter()
-                .filter(|c| c.deleted_at.is_none())
-                .count() as u64;
-            offset += read;
-            if read == 0 || offset >= page.count {
-                return Ok(live);
-            }
-        }
+        let counts = self
+            .ports
+            .social
+            .live_comment_counts(task.org_id, &[task.id])
+            .await?;
+        Ok(counts.get(&task.id).copied().unwrap_or(0))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::boards::NewBoard;
-    use crate::projects::NewProject;
+    use teamcomm_labels::BatchMode;
+
     use crate::tasks::CreateTask;
     use crate::testing::World;
     use crate::{BoardRef, Task, TaskRef};
 
     async fn tasks(w: &World, titles: &[&str]) -> Vec<Task> {
-        let project = w
-            .plan
-            .create_project(&w.admin, NewProject::named("Embeds"))
-            .await
-            .unwrap();
-        let board = w
-            .plan
-            .create_board(
-                &w.admin,
-                NewBoard {
-                    name: "Embeds".to_owned(),
-                    project: project.id,
-                    key: "EMB".to_owned(),
-                },
-            )
-            .await
-            .unwrap();
+        let board = w.board("EMB").await;
         let mut made = Vec::new();
         for title in titles {
             let new = CreateTask {
@@ -162,15 +115,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn participants_are_read_per_task_as_their_listing_shows_them() {
+    async fn a_page_gets_each_tasks_participants_as_their_listing_shows_them() {
         let w = World::new().await;
-        let ts = tasks(&w, &["one", "two"]).await;
+        let ts = tasks(&w, &["one", "two", "three"]).await;
         let admin = w.admin.person().unwrap().id;
         w.plan
             .add_participant(&w.member, &TaskRef::Id(ts[0].id), admin, None, None)
             .await
             .unwrap();
+        w.plan
+            .remove_participant(
+                &w.member,
+                &TaskRef::Id(ts[2].id),
+                w.member.person().unwrap().id,
+            )
+            .await
+            .unwrap();
         let mut of = w.plan.participants_of_tasks(&ts).await.unwrap();
+        assert_eq!(of.len(), ts.len(), "every task has its entry");
         for t in &ts {
             let listed = w
                 .plan
@@ -185,9 +147,43 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_page_gets_each_tasks_labels_by_name() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["one", "two", "three"]).await;
+        let mut made = Vec::new();
+        for name in ["zeta", "Alpha", "mid"] {
+            let label = w
+                .plan
+                .create_plan_label(&w.member, name, None, None)
+                .await
+                .unwrap();
+            made.push(label.id);
+        }
+        for (t, labels) in [(&ts[0], &made[..]), (&ts[1], &made[..1])] {
+            w.plan
+                .change_task_labels(&w.member, &TaskRef::Id(t.id), BatchMode::Add, labels)
+                .await
+                .unwrap();
+        }
+        let of = w.plan.labels_of_tasks(&ts).await.unwrap();
+        let names =
+            |t: &Task| -> Vec<String> { of[&t.id].iter().map(|l| l.name.clone()).collect() };
+        assert_eq!(names(&ts[0]), ["Alpha", "mid", "zeta"]);
+        assert_eq!(names(&ts[1]), ["zeta"]);
+        assert!(names(&ts[2]).is_empty());
+        assert!(w.plan.labels_of_tasks(&[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
     async fn deleted_comments_are_not_counted() {
         let w = World::new().await;
-        let ts = tasks(&w, &["one"]).await;
+        let ts = tasks(&w, &["one", "two"]).await;
+        assert_eq!(w.plan.live_comment_count(&ts[0]).await.unwrap(), 0);
+        let elsewhere = TaskRef::Id(ts[1].id);
+        w.plan
+            .add_comment(&w.member, &elsewhere, "other", None)
+            .await
+            .unwrap();
         let t = TaskRef::Id(ts[0].id);
         let mut ids = Vec::new();
         for body in ["a", "b", "c"] {
@@ -197,5 +193,6 @@ mod tests {
         assert_eq!(w.plan.live_comment_count(&ts[0]).await.unwrap(), 3);
         w.plan.delete_comment(&w.member, &t, ids[1]).await.unwrap();
         assert_eq!(w.plan.live_comment_count(&ts[0]).await.unwrap(), 2);
+        assert_eq!(w.plan.live_comment_count(&ts[1]).await.unwrap(), 1);
     }
 }

@@ -7,7 +7,7 @@ use teamcomm_kernel::{Error, ErrorCode, RepoError};
 
 use crate::actor::PlanActor;
 use crate::model::{RelationId, RelationType, Task, TaskRef};
-use crate::ports::{NewTaskEvent, RELATION_KEY, Relation, SocialEvent};
+use crate::ports::{NewTaskEvent, RELATION_CYCLE, RELATION_KEY, Relation, SocialEvent};
 use crate::service::Plan;
 
 /// Which way a link points, seen from the task it is listed on.
@@ -64,18 +64,12 @@ fn invalid_relation(detail: &'static str) -> Error {
     Error::new(ErrorCode::InvalidRelation, detail)
 }
 
-fn relation_exists() -> Error {
-    Error::new(
-        ErrorCode::RelationExists,
-        "These tasks are already linked this way.",
-    )
-}
-
 impl Plan {
     /// Links `task` to `target` (outgoing from `task`): not to itself (`invalid_relation`),
     /// not twice (`relation_exists`; `relates_to` and `duplicates` either way round), and a
     /// `blocks` link never closes a cycle of blocks (`relation_cycle`). Both tasks must be
-    /// visible; the source must be live.
+    /// visible; the source must be live. The store checks the last two in the write's own
+    /// transaction, so racing requests cannot both pass them.
     pub async fn add_relation(
         &self,
         actor: &PlanActor,
@@ -90,27 +84,6 @@ impl Plan {
             return Err(invalid_relation("A task cannot be linked to itself."));
         }
         let org = actor.org_id();
-        let symmetric = relation_type != RelationType::Blocks;
-        let existing = self.ports.social.relations_of(org, source.id).await?;
-        if existing.iter().any(|r| {
-            r.relation_type == relation_type
-                && ((r.source == source.id && r.target == other.id)
-                    || (symmetric && r.source == other.id && r.target == source.id))
-        }) {
-            return Err(relation_exists());
-        }
-        if relation_type == RelationType::Blocks
-            && self
-                .ports
-                .social
-                .blocks_path(org, other.id, source.id)
-                .await?
-        {
-            return Err(Error::new(
-                ErrorCode::RelationCycle,
-                "This link would close a cycle of blocking tasks.",
-            ));
-        }
         let relation = Relation {
             id: RelationId::new(),
             source: source.id,
@@ -138,9 +111,14 @@ impl Plan {
             .add_relation(org, &relation, &event)
             .await
             .map_err(|e| match e {
-                RepoError::Conflict { constraint } if constraint == RELATION_KEY => {
-                    relation_exists()
-                }
+                RepoError::Conflict { constraint } if constraint == RELATION_KEY => Error::new(
+                    ErrorCode::RelationExists,
+                    "These tasks are already linked this way.",
+                ),
+                RepoError::Conflict { constraint } if constraint == RELATION_CYCLE => Error::new(
+                    ErrorCode::RelationCycle,
+                    "This link would close a cycle of blocking tasks.",
+                ),
                 other => other.into(),
             })?;
         Ok(TaskLink {

@@ -6,6 +6,7 @@ mod kit;
 mod boards;
 mod bulk_parent;
 mod limits;
+mod races;
 mod rules;
 mod social;
 mod tasks;

@@ -1,6 +1,9 @@
 //! `TaskSocialRepository`: relations, comments and reactions, participants and task labels,
 //! each write with its task event (and the task bumped when the event says so).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::json;
 use teamcomm_kernel::PageRequest;
 use teamcomm_labels::{LabelId, NewLabel};
@@ -8,7 +11,8 @@ use teamcomm_org::{Organization, User};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::ports::{
     Comment, CommentFilter, NewTask, NewTaskEvent, Participant, ParticipantSource,
-    ParticipantUpdate, RELATION_KEY, Reaction, Relation, SocialEvent, TaskSocialRepository,
+    ParticipantUpdate, RELATION_CYCLE, RELATION_KEY, Reaction, Relation, SocialEvent,
+    TaskSocialRepository,
 };
 use teamcomm_plan::{
     Board, BoardId, CommentId, EstimateScale, ParticipantRole, Project, ProjectHealth, ProjectId,
@@ -19,7 +23,9 @@ use time::OffsetDateTime;
 use crate::ports::{Ports, assert_conflict, assert_not_found};
 
 contract!(
-    relations_are_unique_and_walk_blocking_chains,
+    relations_are_unique_either_way_and_never_close_a_blocking_cycle,
+    racing_relation_writes_keep_one_link_and_no_cycle,
+    a_page_of_tasks_reads_its_labels_participants_and_comment_counts_at_once,
     comments_read_back_oldest_first_filtered_and_soft_deleted,
     reactions_are_one_per_person_and_emoji,
     participants_are_put_once_and_updated,
@@ -144,12 +150,17 @@ async fn kinds(p: &Ports, t: &Task) -> Vec<String> {
         .collect()
 }
 
-async fn relations_are_unique_and_walk_blocking_chains(p: Ports) {
+async fn relations_are_unique_either_way_and_never_close_a_blocking_cycle(p: Ports) {
     let org = p.org("Acme").await;
     let other = p.org("Globex").await;
     let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
     let t = tasks(&p, &org, &ann, 4).await;
     let s: &dyn TaskSocialRepository = p.plan.social.as_ref();
+    let add = |from: &Task, to: &Task, kind: RelationType| {
+        let r = relation(from, to, kind, &ann);
+        let e = event(from, "relation_added", true);
+        async move { s.add_relation(org.id, &r, &e).await }
+    };
     let ab = relation(&t[0], &t[1], RelationType::Blocks, &ann);
     let stored = s
         .add_relation(org.id, &ab, &event(&t[0], "relation_added", true))
@@ -160,37 +171,39 @@ async fn relations_are_unique_and_walk_blocking_chains(p: Ports) {
     assert_eq!(bumped.version, t[0].version + 1);
     assert!(bumped.updated_at > t[0].updated_at);
     assert_eq!(kinds(&p, &t[0]).await, ["created", "relation_added"]);
+    assert_conflict(add(&t[0], &t[1], RelationType::Blocks).await, RELATION_KEY);
+    // The reverse block is the shortest cycle.
     assert_conflict(
-        s.add_relation(
-            org.id,
-            &relation(&t[0], &t[1], RelationType::Blocks, &ann),
-            &event(&t[0], "relation_added", true),
-        )
-        .await,
+        add(&t[1], &t[0], RelationType::Blocks).await,
+        RELATION_CYCLE,
+    );
+    let bc = add(&t[1], &t[2], RelationType::Blocks).await.unwrap();
+    assert_conflict(
+        add(&t[2], &t[0], RelationType::Blocks).await,
+        RELATION_CYCLE,
+    );
+    // relates_to and duplicates are one link either way round; another type is another link.
+    let rel = add(&t[2], &t[3], RelationType::RelatesTo).await.unwrap();
+    assert_conflict(
+        add(&t[3], &t[2], RelationType::RelatesTo).await,
         RELATION_KEY,
     );
-    // The refused write recorded nothing.
-    assert_eq!(kinds(&p, &t[0]).await, ["created", "relation_added"]);
-    let bc = relation(&t[1], &t[2], RelationType::Blocks, &ann);
-    s.add_relation(org.id, &bc, &event(&t[1], "relation_added", true))
-        .await
-        .unwrap();
-    let rel = relation(&t[2], &t[3], RelationType::RelatesTo, &ann);
-    s.add_relation(org.id, &rel, &event(&t[2], "relation_added", true))
-        .await
-        .unwrap();
-    assert!(s.blocks_path(org.id, t[0].id, t[2].id).await.unwrap());
-    assert!(!s.blocks_path(org.id, t[2].id, t[0].id).await.unwrap());
-    assert!(
-        !s.blocks_path(org.id, t[0].id, t[3].id).await.unwrap(),
-        "relates_to is no block"
+    add(&t[3], &t[2], RelationType::Duplicates).await.unwrap();
+    assert_conflict(
+        add(&t[2], &t[3], RelationType::Duplicates).await,
+        RELATION_KEY,
     );
-    assert!(!s.blocks_path(other.id, t[0].id, t[2].id).await.unwrap());
+    // A relates_to is no block: t3 blocks t2 closes nothing.
+    add(&t[3], &t[2], RelationType::Blocks).await.unwrap();
+    // The refused writes recorded nothing.
+    assert_eq!(kinds(&p, &t[0]).await, ["created", "relation_added"]);
+    assert_eq!(kinds(&p, &t[1]).await, ["created", "relation_added"]);
 
     let of_b = s.relations_of(org.id, t[1].id).await.unwrap();
     assert_eq!(of_b, [ab.clone(), bc.clone()]);
+    assert_eq!(s.relations_of(org.id, t[2].id).await.unwrap().len(), 4);
     assert!(s.relations_of(other.id, t[1].id).await.unwrap().is_empty());
-    assert_eq!(s.get_relation(org.id, bc.id).await.unwrap(), bc);
+    assert_eq!(s.get_relation(org.id, rel.id).await.unwrap(), rel);
     assert_not_found(s.get_relation(other.id, bc.id).await);
     assert_not_found(
         s.delete_relation(other.id, bc.id, &event(&t[1], "relation_removed", true))
@@ -200,7 +213,217 @@ async fn relations_are_unique_and_walk_blocking_chains(p: Ports) {
         .await
         .unwrap();
     assert_not_found(s.get_relation(org.id, bc.id).await);
-    assert!(!s.blocks_path(org.id, t[0].id, t[2].id).await.unwrap());
+    // The chain is broken: t2 may block t0 now.
+    add(&t[2], &t[0], RelationType::Blocks).await.unwrap();
+}
+
+/// Each adds a link from one task to another; answers what each write answered.
+async fn race(
+    s: &Arc<dyn TaskSocialRepository>,
+    org: &Organization,
+    by: &User,
+    links: &[(&Task, &Task, RelationType)],
+) -> Vec<Result<Relation, teamcomm_kernel::RepoError>> {
+    let mut writes = Vec::new();
+    for (from, to, kind) in links {
+        let (s, org) = (s.clone(), org.id);
+        let r = relation(from, to, *kind, by);
+        let e = event(from, "relation_added", true);
+        writes.push(tokio::spawn(
+            async move { s.add_relation(org, &r, &e).await },
+        ));
+    }
+    let mut answers = Vec::new();
+    for w in writes {
+        answers.push(w.await.unwrap());
+    }
+    answers
+}
+
+/// How many answers were stored, and the constraints the others conflicted on.
+fn tally(answers: &[Result<Relation, teamcomm_kernel::RepoError>]) -> (usize, Vec<&str>) {
+    let stored = answers.iter().filter(|a| a.is_ok()).count();
+    let refused = answers
+        .iter()
+        .filter_map(|a| match a {
+            Err(teamcomm_kernel::RepoError::Conflict { constraint }) => Some(constraint.as_str()),
+            Ok(_) => None,
+            Err(e) => panic!("unexpected {e:?}"),
+        })
+        .collect();
+    (stored, refused)
+}
+
+async fn racing_relation_writes_keep_one_link_and_no_cycle(p: Ports) {
+    let org = p.org("Acme").await;
+    let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
+    let t = tasks(&p, &org, &ann, 6).await;
+    let s = &p.plan.social;
+    let blocks = RelationType::Blocks;
+    // The same link ten times: one stored, nine refused on the key.
+    let same: Vec<_> = (0..10).map(|_| (&t[0], &t[1], blocks)).collect();
+    let answers = race(s, &org, &ann, &same).await;
+    let (stored, refused) = tally(&answers);
+    assert_eq!((stored, refused), (1, vec![RELATION_KEY; 9]));
+    // relates_to both ways at once: one link.
+    let mirrored: Vec<_> = (0..10)
+        .map(|i| match i % 2 {
+            0 => (&t[2], &t[3], RelationType::RelatesTo),
+            _ => (&t[3], &t[2], RelationType::RelatesTo),
+        })
+        .collect();
+    let answers = race(s, &org, &ann, &mirrored).await;
+    let (stored, refused) = tally(&answers);
+    assert_eq!((stored, refused), (1, vec![RELATION_KEY; 9]));
+    // A cycle closed from three sides at once (t3 → t4 → t5 → t3): one of them is refused.
+    let ring = [
+        (&t[3], &t[4], blocks),
+        (&t[4], &t[5], blocks),
+        (&t[5], &t[3], blocks),
+    ];
+    let ring_answers = race(s, &org, &ann, &ring).await;
+    let (stored, refused) = tally(&ring_answers);
+    assert_eq!((stored, refused), (2, vec![RELATION_CYCLE]));
+    // Stored: one row per pair and type, and no block reaches back to where it started.
+    let mut pairs: HashMap<(TaskId, TaskId, RelationType), usize> = HashMap::new();
+    for task in &t {
+        for r in s.relations_of(org.id, task.id).await.unwrap() {
+            let pair = (
+                r.source.min(r.target),
+                r.source.max(r.target),
+                r.relation_type,
+            );
+            *pairs.entry(pair).or_default() += 1;
+        }
+    }
+    // Each link is listed on both its tasks.
+    assert!(pairs.values().all(|n| *n == 2), "{pairs:?}");
+    assert_eq!(pairs.len(), 4);
+    // A stored block's reverse is the shortest cycle.
+    for stored in ring_answers.iter().flatten() {
+        let by_id = |id: TaskId| t.iter().find(|t| t.id == id).unwrap();
+        let (from, to) = (by_id(stored.source), by_id(stored.target));
+        assert_conflict(
+            s.add_relation(
+                org.id,
+                &relation(to, from, blocks, &ann),
+                &event(to, "relation_added", true),
+            )
+            .await,
+            RELATION_CYCLE,
+        );
+    }
+}
+
+async fn a_page_of_tasks_reads_its_labels_participants_and_comment_counts_at_once(p: Ports) {
+    let org = p.org("Acme").await;
+    let other = p.org("Globex").await;
+    let ann = p.user(&org, "ann@acme.test", "Ann", "").await;
+    let bob = p.user(&org, "bob@acme.test", "Bob", "").await;
+    let t = tasks(&p, &org, &ann, 3).await;
+    let ids: Vec<TaskId> = t.iter().map(|t| t.id).collect();
+    let s = p.plan.social.as_ref();
+    let mut labels = Vec::new();
+    for name in ["a", "b"] {
+        let new = NewLabel {
+            id: LabelId::new(),
+            name: name.into(),
+            color: "#4A90E2".into(),
+            description: String::new(),
+            created_by: ann.id,
+        };
+        labels.push(p.labels.create_label(org.id, &new).await.unwrap().id);
+    }
+    labels.sort();
+    for (task, carried) in [(&t[0], &labels[..]), (&t[1], &labels[1..])] {
+        s.set_task_labels(
+            org.id,
+            task.id,
+            carried,
+            &event(task, "label_changed", true),
+        )
+        .await
+        .unwrap();
+    }
+    let of = s.labels_of_tasks(org.id, &ids).await.unwrap();
+    assert_eq!(
+        of,
+        HashMap::from([(t[0].id, labels.clone()), (t[1].id, labels[1..].to_vec())]),
+        "by id; a task without labels is absent"
+    );
+    assert_eq!(s.task_labels(org.id, t[1].id).await.unwrap(), labels[1..]);
+    assert!(s.labels_of_tasks(other.id, &ids).await.unwrap().is_empty());
+    assert!(s.labels_of_tasks(org.id, &[]).await.unwrap().is_empty());
+
+    let mut put = Vec::new();
+    for (task, who) in [(&t[0], &bob), (&t[0], &ann), (&t[2], &ann)] {
+        let new = Participant {
+            task: task.id,
+            user: who.id,
+            role: ParticipantRole::Participant,
+            source: ParticipantSource::Added,
+            is_muted: false,
+            created_at: now(),
+        };
+        let e = event(task, "participant_added", false);
+        put.push(
+            s.put_participant(org.id, &new, ParticipantUpdate::default(), &e)
+                .await
+                .unwrap()
+                .0,
+        );
+    }
+    let of = s.participants_of_tasks(org.id, &ids).await.unwrap();
+    assert_eq!(
+        of,
+        HashMap::from([
+            (t[0].id, put[..2].to_vec()),
+            (t[2].id, vec![put[2].clone()])
+        ]),
+        "oldest first; a task without participants is absent"
+    );
+    assert_eq!(s.participants(org.id, t[0].id).await.unwrap(), put[..2]);
+    assert!(
+        s.participants_of_tasks(other.id, &ids)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s.participants_of_tasks(org.id, &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let mut on_first = Vec::new();
+    for (task, body) in [(&t[0], "a"), (&t[0], "b"), (&t[0], "c"), (&t[1], "d")] {
+        let c = comment(task, &ann, body, None);
+        s.add_comment(org.id, &c, &event(task, "comment_added", false))
+            .await
+            .unwrap();
+        on_first.push(c.id);
+    }
+    s.delete_comment(
+        org.id,
+        on_first[1],
+        now(),
+        &event(&t[0], "comment_deleted", false),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        s.live_comment_counts(org.id, &ids).await.unwrap(),
+        HashMap::from([(t[0].id, 2), (t[1].id, 1)]),
+        "deleted comments are not counted; a task without any is absent"
+    );
+    assert!(
+        s.live_comment_counts(other.id, &ids)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(s.live_comment_counts(org.id, &[]).await.unwrap().is_empty());
 }
 
 fn comment(t: &Task, by: &User, body: &str, parent: Option<CommentId>) -> Comment {

@@ -4,6 +4,8 @@
 //! adapter writes the `plan_task_events` row (and, when [`SocialEvent::bumps_task`], bumps the
 //! task's `version` and `updated_at` for the delta feed) in the write's own transaction.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_labels::LabelId;
@@ -12,8 +14,12 @@ use time::{Date, OffsetDateTime};
 use super::NewTaskEvent;
 use crate::model::{BoardId, CommentId, ParticipantRole, RelationId, RelationType, TaskId};
 
-/// The relations' unique key (the same link twice), as Postgres names it (cut to 63 bytes).
-pub const RELATION_KEY: &str = "plan_task_relations_source_task_id_target_task_id_relation__key";
+/// The relations' unique key: one link of a type between two tasks, whichever way it points.
+pub const RELATION_KEY: &str = "plan_task_relations_pair_key";
+
+/// What [`TaskSocialRepository::add_relation`] answers, as a `Conflict`, for a `blocks` link
+/// that would close a cycle of blocks.
+pub const RELATION_CYCLE: &str = "plan_task_relations_blocks_cycle";
 
 /// What a social write records on its task.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +141,11 @@ pub struct ParticipantUpdate {
 pub trait TaskSocialRepository: Send + Sync + 'static {
     // --- relations ---
 
-    /// `Conflict` on [`RELATION_KEY`] when the same link exists.
+    /// Adds the link unless, checked in the write's own transaction (so racing writes cannot
+    /// both pass): it is a `blocks` link whose target already reaches its source by `blocks`
+    /// links (`Conflict` on [`RELATION_CYCLE`]; a reverse `blocks` is such a cycle), or a link
+    /// of its type joins the two tasks either way round (`Conflict` on [`RELATION_KEY`]).
+    /// Nothing is written then.
     async fn add_relation(
         &self,
         org: OrgId,
@@ -145,8 +155,6 @@ pub trait TaskSocialRepository: Send + Sync + 'static {
     async fn get_relation(&self, org: OrgId, id: RelationId) -> Result<Relation, RepoError>;
     /// The task's links in both directions, oldest first.
     async fn relations_of(&self, org: OrgId, task: TaskId) -> Result<Vec<Relation>, RepoError>;
-    /// Whether `to` can be reached from `from` following `blocks` links forward.
-    async fn blocks_path(&self, org: OrgId, from: TaskId, to: TaskId) -> Result<bool, RepoError>;
     async fn delete_relation(
         &self,
         org: OrgId,
@@ -213,10 +221,27 @@ pub trait TaskSocialRepository: Send + Sync + 'static {
         emoji: &str,
     ) -> Result<(), RepoError>;
 
+    /// How many comments of each task are not deleted, in one read (a task without any is
+    /// absent).
+    async fn live_comment_counts(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, u64>, RepoError>;
+
     // --- participants ---
 
+    /// Each task's participants, oldest first, in one read (a task without any is absent).
+    async fn participants_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<Participant>>, RepoError>;
     /// The task's participants, oldest first.
-    async fn participants(&self, org: OrgId, task: TaskId) -> Result<Vec<Participant>, RepoError>;
+    async fn participants(&self, org: OrgId, task: TaskId) -> Result<Vec<Participant>, RepoError> {
+        let mut of = self.participants_of_tasks(org, &[task]).await?;
+        Ok(of.remove(&task).unwrap_or_default())
+    }
     /// Inserts `new`, or applies `update` to the row that exists; answers the row and whether
     /// it is new. The event is written only for a new row.
     async fn put_participant(
@@ -237,8 +262,17 @@ pub trait TaskSocialRepository: Send + Sync + 'static {
 
     // --- labels (organization labels, stored as the other entities' are) ---
 
-    /// The labels the task carries.
-    async fn task_labels(&self, org: OrgId, task: TaskId) -> Result<Vec<LabelId>, RepoError>;
+    /// The labels each task carries, by id, in one read (a task without any is absent).
+    async fn labels_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<LabelId>>, RepoError>;
+    /// The labels the task carries, by id.
+    async fn task_labels(&self, org: OrgId, task: TaskId) -> Result<Vec<LabelId>, RepoError> {
+        let mut of = self.labels_of_tasks(org, &[task]).await?;
+        Ok(of.remove(&task).unwrap_or_default())
+    }
     /// Makes `labels` the task's whole set.
     async fn set_task_labels(
         &self,

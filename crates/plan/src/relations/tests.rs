@@ -1,107 +1,17 @@
 //! Unit tests of the social rules (relations, comments, reactions, participants, task labels)
 //! through the in-memory ports.
 
-use std::sync::Arc;
-
 use teamcomm_kernel::{ErrorCode, PageRequest, UserId};
 use teamcomm_labels::{BatchMode, LabelChanges, LabelFilter, LabelId};
 use teamcomm_org::Role;
 
-use crate::boards::{BoardPatch, NewBoard};
+use crate::boards::BoardPatch;
 use crate::ports::{CommentFilter, ParticipantSource};
-use crate::projects::NewProject;
 use crate::tasks::CreateTask;
 use crate::testing::World;
 use crate::{
-    Board, BoardRef, ParticipantRole, PlanActor, PlanScopes, RelationType, Task, TaskRef,
-    Visibility,
+    Board, BoardRef, ParticipantRole, PlanScopes, RelationType, Task, TaskRef, Visibility,
 };
-
-/// `testing::World` on a paid plan (its own names `standard`, which the organization rules
-/// refuse).
-async fn world() -> World {
-    use teamcomm_org::{NewOrganization, NewUser, OrgRepository};
-    let clock = Arc::new(teamcomm_org::testing::FixedClock::new(
-        time::macros::datetime!(2026-11-26 10:00 UTC),
-    ));
-    let org_ports = teamcomm_org::testing::InMemoryOrgPorts::new(clock.clone());
-    let org = Arc::new(
-        org_ports
-            .people
-            .create_organization(
-                &NewOrganization::new("Org", "business", Some(true), Some(true), None).unwrap(),
-            )
-            .await
-            .unwrap(),
-    );
-    let person = |role: Role, email: &str| NewUser {
-        email: email.to_owned(),
-        first_name: "Test".to_owned(),
-        last_name: role.as_str().to_owned(),
-        role,
-        is_active: true,
-    };
-    let admin = org_ports
-        .people
-        .create_user(org.id, &person(Role::Admin, "admin@example.com"))
-        .await
-        .unwrap();
-    let member = org_ports
-        .people
-        .create_user(org.id, &person(Role::Member, "member@example.com"))
-        .await
-        .unwrap();
-    let labels = Arc::new(teamcomm_labels::testing::InMemoryLabelRepository::new(
-        org_ports.people.clone(),
-    ));
-    let mem = crate::testing::InMemoryPlan::new(org_ports.people.clone());
-    let plan = crate::Plan::new(crate::PlanPorts {
-        projects: Arc::new(mem.clone()),
-        boards: Arc::new(mem.clone()),
-        tasks: Arc::new(mem.clone()),
-        social: Arc::new(mem.clone()),
-        idempotency: Arc::new(mem.clone()),
-        people: org_ports.people.clone(),
-        teams: org_ports.teams.clone(),
-        labels: labels.clone(),
-        clock: clock.clone(),
-    });
-    let actor = |user| PlanActor {
-        org: org.clone(),
-        person: Some(user),
-        scopes: PlanScopes::ALL,
-        agent_name: None,
-    };
-    World {
-        admin: actor(admin),
-        member: actor(member),
-        plan,
-        mem,
-        org_ports,
-        labels,
-        clock,
-        org,
-    }
-}
-
-async fn board(w: &World, key: &str) -> Board {
-    let project = w
-        .plan
-        .create_project(&w.admin, NewProject::named(&format!("Project {key}")))
-        .await
-        .unwrap();
-    w.plan
-        .create_board(
-            &w.admin,
-            NewBoard {
-                name: format!("Board {key}"),
-                project: project.id,
-                key: key.to_owned(),
-            },
-        )
-        .await
-        .unwrap()
-}
 
 async fn task(w: &World, b: &Board, title: &str) -> Task {
     w.plan
@@ -162,8 +72,8 @@ async fn make_private(w: &World, b: &Board) {
 
 #[tokio::test]
 async fn relations_link_visible_tasks_once_and_never_in_a_blocking_cycle() {
-    let w = world().await;
-    let b = board(&w, "ENG").await;
+    let w = World::new().await;
+    let b = w.board("ENG").await;
     let (t1, t2, t3) = (
         task(&w, &b, "one").await,
         task(&w, &b, "two").await,
@@ -269,9 +179,9 @@ async fn relations_link_visible_tasks_once_and_never_in_a_blocking_cycle() {
 
 #[tokio::test]
 async fn relations_to_invisible_or_archived_tasks() {
-    let w = world().await;
-    let open = board(&w, "ENG").await;
-    let secret = board(&w, "SEC").await;
+    let w = World::new().await;
+    let open = w.board("ENG").await;
+    let secret = w.board("SEC").await;
     let a = task(&w, &open, "a").await;
     let hidden = task(&w, &secret, "hidden").await;
     w.plan
@@ -310,8 +220,8 @@ async fn relations_to_invisible_or_archived_tasks() {
 
 #[tokio::test]
 async fn comments_reply_one_level_mention_people_and_are_edited_by_their_author() {
-    let w = world().await;
-    let b = board(&w, "ENG").await;
+    let w = World::new().await;
+    let b = w.board("ENG").await;
     let t = task(&w, &b, "t").await;
     let other = task(&w, &b, "other").await;
     let admin_id = w.admin.person_id().unwrap();
@@ -426,8 +336,8 @@ async fn comments_reply_one_level_mention_people_and_are_edited_by_their_author(
 
 #[tokio::test]
 async fn reactions_are_single_emojis_idempotent_and_bounded() {
-    let w = world().await;
-    let b = board(&w, "ENG").await;
+    let w = World::new().await;
+    let b = w.board("ENG").await;
     let t = task(&w, &b, "t").await;
     let c = w
         .plan
@@ -513,8 +423,8 @@ async fn reactions_are_single_emojis_idempotent_and_bounded() {
 
 #[tokio::test]
 async fn participants_see_the_board_and_are_active() {
-    let w = world().await;
-    let b = board(&w, "ENG").await;
+    let w = World::new().await;
+    let b = w.board("ENG").await;
     let t = task(&w, &b, "t").await;
     let admin_id = w.admin.person_id().unwrap();
     let (row, created) = w
@@ -572,7 +482,7 @@ async fn participants_see_the_board_and_are_active() {
         .unwrap_err();
     assert_eq!(e.extra()["parameter"], "user_uuid");
 
-    let secret = board(&w, "SEC").await;
+    let secret = w.board("SEC").await;
     let hidden = w
         .plan
         .create_task(
@@ -642,8 +552,8 @@ async fn participants_see_the_board_and_are_active() {
 
 #[tokio::test]
 async fn task_labels_change_in_batches_and_bump_the_task() {
-    let w = world().await;
-    let b = board(&w, "ENG").await;
+    let w = World::new().await;
+    let b = w.board("ENG").await;
     let t = task(&w, &b, "t").await;
     let new_label = |name: &'static str| {
         let w = &w;

@@ -1,8 +1,8 @@
 //! In memory: the social part of [`super::PlanState`] and [`TaskSocialRepository`]. Answers as
 //! the Postgres adapter does: organization scoping (`NotFound`), the relations' unique key
-//! (`Conflict`), comments and reactions oldest first.
+//! and its cycle check (`Conflict`), comments and reactions oldest first.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use async_trait::async_trait;
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
@@ -13,8 +13,8 @@ use uuid::Uuid;
 use super::{InMemoryPlan, PlanState};
 use crate::model::{CommentId, RelationId, RelationType, TaskId};
 use crate::ports::{
-    Comment, CommentFilter, Participant, ParticipantUpdate, RELATION_KEY, Reaction, Relation,
-    SocialEvent, TaskEvent, TaskSocialRepository,
+    Comment, CommentFilter, Participant, ParticipantUpdate, RELATION_CYCLE, RELATION_KEY, Reaction,
+    Relation, SocialEvent, TaskEvent, TaskSocialRepository,
 };
 
 #[derive(Debug, Default)]
@@ -25,6 +25,27 @@ pub struct SocialMem {
     pub participants: Vec<(OrgId, Participant)>,
     /// `entity_labels` rows of kind `tasks`.
     pub task_labels: Vec<(OrgId, TaskId, LabelId)>,
+}
+
+impl SocialMem {
+    /// Whether `to` can be reached from `from` following `blocks` links forward.
+    fn blocks_path(&self, org: OrgId, from: TaskId, to: TaskId) -> bool {
+        let mut seen = HashSet::from([from]);
+        let mut frontier = vec![from];
+        while let Some(at) = frontier.pop() {
+            if at == to {
+                return true;
+            }
+            for (_, r) in self.relations.iter().filter(|(o, r)| {
+                *o == org && r.relation_type == RelationType::Blocks && r.source == at
+            }) {
+                if seen.insert(r.target) {
+                    frontier.push(r.target);
+                }
+            }
+        }
+        false
+    }
 }
 
 impl PlanState {
@@ -82,14 +103,22 @@ impl TaskSocialRepository for InMemoryPlan {
     ) -> Result<Relation, RepoError> {
         let mut s = self.lock();
         let social = &mut s.social;
+        let conflict = |constraint: &str| {
+            Err(RepoError::Conflict {
+                constraint: constraint.to_owned(),
+            })
+        };
+        if relation.relation_type == RelationType::Blocks
+            && social.blocks_path(org, relation.target, relation.source)
+        {
+            return conflict(RELATION_CYCLE);
+        }
+        let pair = |a: TaskId, b: TaskId| (a.min(b), a.max(b));
         if social.relations.iter().any(|(_, r)| {
-            r.source == relation.source
-                && r.target == relation.target
-                && r.relation_type == relation.relation_type
+            r.relation_type == relation.relation_type
+                && pair(r.source, r.target) == pair(relation.source, relation.target)
         }) {
-            return Err(RepoError::Conflict {
-                constraint: RELATION_KEY.to_owned(),
-            });
+            return conflict(RELATION_KEY);
         }
         social.relations.push((org, relation.clone()));
         s.record(org, event);
@@ -117,25 +146,6 @@ impl TaskSocialRepository for InMemoryPlan {
             .collect();
         rows.sort_by_key(|r| (r.created_at, r.id));
         Ok(rows)
-    }
-
-    async fn blocks_path(&self, org: OrgId, from: TaskId, to: TaskId) -> Result<bool, RepoError> {
-        let s = self.lock();
-        let mut seen = HashSet::from([from]);
-        let mut frontier = vec![from];
-        while let Some(at) = frontier.pop() {
-            if at == to {
-                return Ok(true);
-            }
-            for (_, r) in s.social.relations.iter().filter(|(o, r)| {
-                *o == org && r.relation_type == RelationType::Blocks && r.source == at
-            }) {
-                if seen.insert(r.target) {
-                    frontier.push(r.target);
-                }
-            }
-        }
-        Ok(false)
     }
 
     async fn delete_relation(
@@ -314,17 +324,43 @@ impl TaskSocialRepository for InMemoryPlan {
         Ok(())
     }
 
-    async fn participants(&self, org: OrgId, task: TaskId) -> Result<Vec<Participant>, RepoError> {
+    async fn live_comment_counts(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, u64>, RepoError> {
+        let mut of: HashMap<TaskId, u64> = HashMap::new();
+        for (_, c) in self
+            .lock()
+            .social
+            .comments
+            .iter()
+            .filter(|(o, c)| *o == org && c.deleted_at.is_none() && tasks.contains(&c.task))
+        {
+            *of.entry(c.task).or_default() += 1;
+        }
+        Ok(of)
+    }
+
+    async fn participants_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<Participant>>, RepoError> {
         let mut rows: Vec<Participant> = self
             .lock()
             .social
             .participants
             .iter()
-            .filter(|(o, p)| *o == org && p.task == task)
+            .filter(|(o, p)| *o == org && tasks.contains(&p.task))
             .map(|(_, p)| p.clone())
             .collect();
         rows.sort_by_key(|p| (p.created_at, p.user));
-        Ok(rows)
+        let mut of: HashMap<TaskId, Vec<Participant>> = HashMap::new();
+        for p in rows {
+            of.entry(p.task).or_default().push(p);
+        }
+        Ok(of)
     }
 
     async fn put_participant(
@@ -373,17 +409,24 @@ impl TaskSocialRepository for InMemoryPlan {
         Ok(removed)
     }
 
-    async fn task_labels(&self, org: OrgId, task: TaskId) -> Result<Vec<LabelId>, RepoError> {
-        Ok(self
+    async fn labels_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<LabelId>>, RepoError> {
+        let carried: BTreeSet<(TaskId, LabelId)> = self
             .lock()
             .social
             .task_labels
             .iter()
-            .filter(|(o, t, _)| *o == org && *t == task)
-            .map(|(_, _, l)| *l)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect())
+            .filter(|(o, t, _)| *o == org && tasks.contains(t))
+            .map(|(_, t, l)| (*t, *l))
+            .collect();
+        let mut of: HashMap<TaskId, Vec<LabelId>> = HashMap::new();
+        for (t, l) in carried {
+            of.entry(t).or_default().push(l);
+        }
+        Ok(of)
     }
 
     async fn set_task_labels(

@@ -4,6 +4,8 @@
 //! and `updated_at` (`clock_timestamp()`) bumped there when the event says so: the delta feed
 //! sees the change as soon as it is committed, never before.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -11,8 +13,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, UserId};
 use teamcomm_labels::{EntityKind, LabelId};
 use teamcomm_plan::ports::{
-    Comment, CommentFilter, Participant, ParticipantSource, ParticipantUpdate, Reaction, Relation,
-    SocialEvent, TaskSocialRepository,
+    Comment, CommentFilter, Participant, ParticipantSource, ParticipantUpdate, RELATION_CYCLE,
+    Reaction, Relation, SocialEvent, TaskSocialRepository,
 };
 use teamcomm_plan::{CommentId, ParticipantRole, RelationId, RelationType, TaskId};
 use time::{OffsetDateTime, Time};
@@ -154,6 +156,10 @@ impl TryFrom<ParticipantRow> for Participant {
     }
 }
 
+fn ids(tasks: &[TaskId]) -> Vec<Uuid> {
+    tasks.iter().map(|t| t.0).collect()
+}
+
 fn decode_all<R, T: TryFrom<R, Error = RepoError>>(rows: Vec<R>) -> Result<Vec<T>, RepoError> {
     rows.into_iter().map(T::try_from).collect()
 }
@@ -199,6 +205,31 @@ async fn record(
     Ok(())
 }
 
+/// Whether `to` can be reached from `from` following `blocks` links forward.
+async fn blocks_path(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    from: TaskId,
+    to: TaskId,
+) -> Result<bool, diesel::result::Error> {
+    // UNION (not UNION ALL) stops at tasks already reached, so a cycle ends the walk.
+    let found: Found = diesel::sql_query(
+        "WITH RECURSIVE reach(id) AS ( \
+             SELECT $2::uuid \
+             UNION \
+             SELECT r.target_task_id FROM plan_task_relations r JOIN reach \
+             ON r.source_task_id = reach.id \
+             WHERE r.organization_id = $1 AND r.relation_type = 'blocks' \
+         ) SELECT EXISTS (SELECT 1 FROM reach WHERE id = $3) AS value",
+    )
+    .bind::<SqlUuid, _>(org.0)
+    .bind::<SqlUuid, _>(from.0)
+    .bind::<SqlUuid, _>(to.0)
+    .get_result(conn)
+    .await?;
+    Ok(found.value)
+}
+
 fn not_found_unless_one(n: usize) -> Result<(), diesel::result::Error> {
     if n == 0 {
         Err(diesel::result::Error::NotFound)
@@ -225,20 +256,39 @@ impl TaskSocialRepository for PgTaskSocial {
             created_by_agent: relation.created_by_agent.clone(),
             created_at: relation.created_at,
         };
+        let blocks = relation.relation_type == RelationType::Blocks;
         let mut conn = self.db.conn().await?;
-        let row: RelationRow = conn
+        let row: Option<RelationRow> = conn
             .transaction(async |conn| {
+                if blocks {
+                    // One blocks write of the organization at a time (links cross boards), so
+                    // the walk below sees every committed link and no two writes close a
+                    // cycle together; the lock ends with the transaction.
+                    diesel::sql_query(
+                        "SELECT pg_advisory_xact_lock(hashtextextended('plan_blocks:' || $1::text, 0))",
+                    )
+                    .bind::<SqlUuid, _>(org.0)
+                    .execute(conn)
+                    .await?;
+                    if blocks_path(conn, org, relation.target, relation.source).await? {
+                        return Ok(None);
+                    }
+                }
+                // The same link twice fails on the pair key (`RELATION_KEY`), racing or not.
                 let row = diesel::insert_into(plan_task_relations::table)
                     .values(&row)
                     .returning(RelationRow::as_returning())
                     .get_result(conn)
                     .await?;
                 record(conn, org, event).await?;
-                Ok::<_, diesel::result::Error>(row)
+                Ok::<_, diesel::result::Error>(Some(row))
             })
             .await
             .map_err(db_error)?;
-        row.try_into()
+        row.ok_or_else(|| RepoError::Conflict {
+            constraint: RELATION_CYCLE.to_owned(),
+        })?
+        .try_into()
     }
 
     async fn get_relation(&self, org: OrgId, id: RelationId) -> Result<Relation, RepoError> {
@@ -268,27 +318,6 @@ impl TaskSocialRepository for PgTaskSocial {
             .await
             .map_err(db_error)?;
         decode_all(rows)
-    }
-
-    async fn blocks_path(&self, org: OrgId, from: TaskId, to: TaskId) -> Result<bool, RepoError> {
-        let mut conn = self.db.conn().await?;
-        // UNION (not UNION ALL) stops at tasks already reached, so a cycle ends the walk.
-        let found: Found = diesel::sql_query(
-            "WITH RECURSIVE reach(id) AS ( \
-                 SELECT $2::uuid \
-                 UNION \
-                 SELECT r.target_task_id FROM plan_task_relations r JOIN reach \
-                 ON r.source_task_id = reach.id \
-                 WHERE r.organization_id = $1 AND r.relation_type = 'blocks' \
-             ) SELECT EXISTS (SELECT 1 FROM reach WHERE id = $3) AS value",
-        )
-        .bind::<SqlUuid, _>(org.0)
-        .bind::<SqlUuid, _>(from.0)
-        .bind::<SqlUuid, _>(to.0)
-        .get_result(&mut conn)
-        .await
-        .map_err(db_error)?;
-        Ok(found.value)
     }
 
     async fn delete_relation(
@@ -558,11 +587,41 @@ impl TaskSocialRepository for PgTaskSocial {
         Ok(())
     }
 
-    async fn participants(&self, org: OrgId, task: TaskId) -> Result<Vec<Participant>, RepoError> {
+    async fn live_comment_counts(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, u64>, RepoError> {
+        if tasks.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<(Uuid, i64)> = plan_comments::table
+            .filter(plan_comments::organization_id.eq(org.0))
+            .filter(plan_comments::task_id.eq_any(ids(tasks)))
+            .filter(plan_comments::deleted_at.is_null())
+            .group_by(plan_comments::task_id)
+            .select((plan_comments::task_id, diesel::dsl::count_star()))
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter()
+            .map(|(task, n)| Ok((TaskId(task), count_from(n)?)))
+            .collect()
+    }
+
+    async fn participants_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<Participant>>, RepoError> {
+        if tasks.is_empty() {
+            return Ok(HashMap::new());
+        }
         let mut conn = self.db.conn().await?;
         let rows: Vec<ParticipantRow> = plan_task_participants::table
             .filter(plan_task_participants::organization_id.eq(org.0))
-            .filter(plan_task_participants::task_id.eq(task.0))
+            .filter(plan_task_participants::task_id.eq_any(ids(tasks)))
             .order((
                 plan_task_participants::created_at,
                 plan_task_participants::user_id,
@@ -571,7 +630,12 @@ impl TaskSocialRepository for PgTaskSocial {
             .load(&mut conn)
             .await
             .map_err(db_error)?;
-        decode_all(rows)
+        let mut of: HashMap<TaskId, Vec<Participant>> = HashMap::new();
+        for row in rows {
+            let p = Participant::try_from(row)?;
+            of.entry(p.task).or_default().push(p);
+        }
+        Ok(of)
     }
 
     async fn put_participant(
@@ -656,18 +720,29 @@ impl TaskSocialRepository for PgTaskSocial {
         .map_err(db_error)
     }
 
-    async fn task_labels(&self, org: OrgId, task: TaskId) -> Result<Vec<LabelId>, RepoError> {
+    async fn labels_of_tasks(
+        &self,
+        org: OrgId,
+        tasks: &[TaskId],
+    ) -> Result<HashMap<TaskId, Vec<LabelId>>, RepoError> {
+        if tasks.is_empty() {
+            return Ok(HashMap::new());
+        }
         let mut conn = self.db.conn().await?;
-        let ids: Vec<Uuid> = entity_labels::table
+        let rows: Vec<(Uuid, Uuid)> = entity_labels::table
             .filter(entity_labels::organization_id.eq(org.0))
             .filter(entity_labels::entity_type.eq(EntityKind::Tasks.as_str()))
-            .filter(entity_labels::entity_id.eq(task.0))
-            .order(entity_labels::label_id)
-            .select(entity_labels::label_id)
+            .filter(entity_labels::entity_id.eq_any(ids(tasks)))
+            .order((entity_labels::entity_id, entity_labels::label_id))
+            .select((entity_labels::entity_id, entity_labels::label_id))
             .load(&mut conn)
             .await
             .map_err(db_error)?;
-        Ok(ids.into_iter().map(LabelId).collect())
+        let mut of: HashMap<TaskId, Vec<LabelId>> = HashMap::new();
+        for (task, label) in rows {
+            of.entry(TaskId(task)).or_default().push(LabelId(label));
+        }
+        Ok(of)
     }
 
     async fn set_task_labels(
