@@ -12,7 +12,7 @@ use teamcomm_kernel::{Error, Page, PageRequest};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
-use crate::extract::query_de::{encode, from_query_string, url_pairs};
+use crate::extract::query_de::{PAGING, encode, from_query_string, url_pairs};
 use crate::params::{AtLeastOne, Offset};
 use crate::state::AppState;
 
@@ -98,8 +98,6 @@ impl PageParams {
     }
 }
 
-const PAGING_KEYS: [&str; 4] = ["page", "page_size", "limit", "offset"];
-
 /// What a list's `next`/`previous` links are made of: the absolute path and the request's
 /// filters (every query pair but the paging ones, in their original order).
 #[derive(Debug, Clone)]
@@ -116,7 +114,7 @@ impl Links {
             path: path.to_owned(),
             filters: url_pairs(query_string)
                 .into_iter()
-                .filter(|(k, _)| !PAGING_KEYS.contains(&k.as_str()))
+                .filter(|(k, _)| !PAGING.contains(&k.as_str()))
                 .collect(),
         }
     }

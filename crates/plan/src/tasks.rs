@@ -1421,7 +1421,9 @@ fn changed_fields(before: &Task, after: &Task) -> Vec<&'static str> {
 
 mod grouped;
 
-pub use grouped::{GroupBy, Grouped, MAX_TASKS_PER_GROUP, TaskGroup};
+pub use grouped::{
+    GroupBy, Grouped, GroupedQuery, MAX_TASKS_PER_GROUP, NONE_KEY, TaskGroup, parse_priority_filter,
+};
 
 #[cfg(test)]
 mod tests;

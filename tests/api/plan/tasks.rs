@@ -952,3 +952,281 @@ async fn includes_embed_labels_participants_relations_and_comments() {
         assert!(plain.get(embed).is_none(), "{embed}");
     }
 }
+
+/// `GET tasks/board/`: groups by project, milestone and label, lanes (`sub_group_by`), the
+/// view's own filters (project, priority, repeated or comma-separated), a cell's next window
+/// (`group`, `lane`, `offset`), search, and the refusals of the grid.
+#[actix_web::test]
+async fn the_grouped_view_lanes_filters_and_pages_its_cells() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::new(&app).await;
+    board(&app, &o, "ENG").await;
+    let ops = board(&app, &o, "OPS").await;
+    let ops_project = ops["project"]["uuid"].as_str().unwrap().to_owned();
+    let k = &o.member_key;
+    for (title, board, owner, priority) in [
+        ("fix alpha", "ENG", true, json!(2)),
+        ("beta", "ENG", false, json!(1)),
+        ("fix gamma", "OPS", true, Value::Null),
+        ("delta", "ENG", true, json!(2)),
+    ] {
+        let mut body = json!({"title": title, "board": board, "priority": priority});
+        if owner {
+            body["owner"] = json!("me");
+        }
+        create(&app, k, body).await;
+    }
+    let r = plan(&app, "POST", "labels/", k, Some(json!({"name": "bug"}))).await;
+    let bug = ok(&r, 201)["uuid"].as_str().unwrap().to_owned();
+    for key in ["ENG-1", "OPS-1"] {
+        let r = plan(
+            &app,
+            "POST",
+            &format!("tasks/{key}/labels/batch/"),
+            k,
+            Some(json!({"mode": "add", "label_uuids": [bug]})),
+        )
+        .await;
+        ok(&r, 200);
+    }
+    let grouped = |q: &str| {
+        let path = format!("tasks/board/?{q}");
+        let app = &app;
+        async move { plan(app, "GET", &path, k, None).await }
+    };
+    let titles = |cell: &Value| -> Vec<String> {
+        cell["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["title"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let keys = |cells: &Value| -> Vec<String> {
+        cells
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["key"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // Projects, laned by owner: a laned group's cards are in its lanes.
+    let r = grouped("group_by=project&sub_group_by=owner&sort=created_at").await;
+    let g = ok(&r, 200);
+    assert_eq!(
+        (
+            g["total"].clone(),
+            g["group_by"].clone(),
+            g["sub_group_by"].clone()
+        ),
+        (json!(4), json!("project"), json!("owner"))
+    );
+    let eng = &g["groups"][0];
+    assert_eq!(
+        (
+            eng["task_count"].clone(),
+            eng["tasks"].clone(),
+            eng["has_more"].clone()
+        ),
+        (json!(3), json!([]), json!(false))
+    );
+    assert_eq!(keys(&eng["lanes"]), [o.member.clone(), "none".into()]);
+    assert_eq!(titles(&eng["lanes"][0]), ["fix alpha", "delta"]);
+    assert_eq!(eng["lanes"][1]["name"], "No owner");
+    assert_eq!(g["groups"][1]["key"], ops_project.as_str());
+    assert_eq!(titles(&g["groups"][1]["lanes"][0]), ["fix gamma"]);
+
+    // Milestones do not exist yet: one group of every task. Labels: a task in each of its.
+    let r = grouped("group_by=milestone").await;
+    let g = ok(&r, 200);
+    assert_eq!(keys(&g["groups"]), ["none"]);
+    assert_eq!(
+        (
+            g["groups"][0]["name"].clone(),
+            g["groups"][0]["task_count"].clone()
+        ),
+        (json!("No milestone"), json!(4))
+    );
+    assert!(g["groups"][0].get("lanes").is_none() && g["sub_group_by"].is_null());
+    let r = grouped("group_by=label&sort=created_at").await;
+    let g = ok(&r, 200);
+    assert_eq!(keys(&g["groups"]), [bug.clone(), "none".into()]);
+    assert_eq!(titles(&g["groups"][0]), ["fix alpha", "fix gamma"]);
+    assert_eq!(g["total"], 4);
+
+    // The view's own filters; repeated or comma-separated.
+    let total = |r: &Resp| ok(r, 200)["total"].clone();
+    assert_eq!(total(&grouped(&format!("project={ops_project}")).await), 1);
+    assert_eq!(total(&grouped("priority=1&priority=2").await), 3);
+    assert_eq!(total(&grouped("priority=1,2").await), 3);
+    assert_eq!(total(&grouped("priority=none&search=fix").await), 1);
+    assert_eq!(total(&grouped(&format!("label={bug}&owner=me")).await), 2);
+
+    // A cell's next window.
+    let me = &o.member;
+    let r = grouped("board=ENG&sub_group_by=owner&tasks_per_group=1").await;
+    let g = ok(&r, 200);
+    assert_eq!(g["board"]["key"], "ENG");
+    let mine = &g["groups"][0]["lanes"][0];
+    assert_eq!(
+        (
+            g["groups"][0]["key"].clone(),
+            mine["key"].clone(),
+            titles(mine),
+            mine["has_more"].clone(),
+            mine["next_offset"].clone()
+        ),
+        (
+            json!("todo"),
+            json!(me),
+            vec!["fix alpha".to_owned()],
+            json!(true),
+            json!(1)
+        )
+    );
+    let r = grouped(&format!(
+        "board=ENG&sub_group_by=owner&tasks_per_group=1&group=todo&lane={me}&offset=1"
+    ))
+    .await;
+    let g = ok(&r, 200);
+    assert_eq!(g["groups"].as_array().unwrap().len(), 1);
+    let lanes = g["groups"][0]["lanes"].as_array().unwrap();
+    assert_eq!(lanes.len(), 1);
+    assert_eq!(
+        (titles(&lanes[0]), lanes[0]["has_more"].clone()),
+        (vec!["delta".to_owned()], json!(false))
+    );
+
+    // Refusals, each naming its parameter.
+    for (q, code, parameter) in [
+        (
+            "sub_group_by=category",
+            "invalid_filter_value",
+            "sub_group_by",
+        ),
+        ("lane=none", "invalid_filter_value", "lane"),
+        (
+            "group_by=owner&sub_group_by=mood",
+            "invalid_filter_value",
+            "sub_group_by",
+        ),
+        ("priority=9", "invalid_filter_value", "priority"),
+        (
+            "tasks_per_group=0",
+            "invalid_filter_value",
+            "tasks_per_group",
+        ),
+        ("offset=-1", "invalid_filter_value", "offset"),
+        ("label=bug", "invalid_label_filter", "label"),
+        ("sort=title", "invalid_sort", "sort"),
+        ("search=x", "search_query_too_short", "search"),
+    ] {
+        let r = grouped(q).await;
+        refused(&r, 400, code);
+        assert_eq!(r.body["extra"]["parameter"], parameter, "{q}");
+    }
+    let unknown = uuid::Uuid::now_v7();
+    refused(
+        &grouped(&format!("project={unknown}")).await,
+        404,
+        "not_found",
+    );
+}
+
+/// The strict list takes repeated and comma-separated filters and the parameters other parts
+/// of the request read (paging, `dry_run`); the other task queries parse through their
+/// declared structs too.
+#[actix_web::test]
+async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
+    let app = TestApp::spawn().await;
+    let o = PlanOrg::new(&app).await;
+    board(&app, &o, "ENG").await;
+    let k = &o.member_key;
+    create(
+        &app,
+        k,
+        json!({"title": "mine", "board": "ENG", "owner": "me"}),
+    )
+    .await;
+    create(&app, k, json!({"title": "free", "board": "ENG"})).await;
+    let get = |path: String| {
+        let app = &app;
+        async move { plan(app, "GET", &path, k, None).await }
+    };
+    let count = |r: &Resp| ok(r, 200)["count"].clone();
+    assert_eq!(count(&get("tasks/?owner=me&owner=unowned".into()).await), 2);
+    assert_eq!(count(&get("tasks/?owner=me,unowned".into()).await), 2);
+    assert_eq!(count(&get("tasks/?board=ENG&board=ENG".into()).await), 2);
+    let r = get("tasks/?page=1&page_size=1&limit=1&offset=0&dry_run=true".into()).await;
+    assert_eq!(count(&r), 2);
+    let r = get("tasks/?owner=me&colour=".into()).await;
+    refused(&r, 400, "invalid_filter_value");
+    assert_eq!(
+        (
+            r.body["detail"].clone(),
+            r.body["extra"]["parameter"].clone()
+        ),
+        (json!("Unknown query parameter colour."), json!("colour"))
+    );
+    // An unknown parameter is named before any bad value.
+    let r = get("tasks/?sort=title&colour=red".into()).await;
+    assert_eq!(r.body["extra"]["parameter"], "colour", "{}", r.text);
+    let r = get("tasks/?owner=me&owner=someone".into()).await;
+    refused(&r, 400, "invalid_filter_value");
+    assert_eq!(r.body["extra"]["parameter"], "owner");
+    let labels: Vec<String> = (0..51).map(|_| uuid::Uuid::now_v7().to_string()).collect();
+    let r = get(format!("tasks/?label={}", labels.join(","))).await;
+    refused(&r, 400, "too_many_filter_values");
+    assert_eq!(
+        (
+            r.body["extra"]["parameter"].clone(),
+            r.body["extra"]["limit"].clone()
+        ),
+        (json!("label"), json!(50))
+    );
+    let r = get("tasks/?include=labels&include=participants".into()).await;
+    let first = &ok(&r, 200)["results"][0];
+    assert!(first["labels"].is_array() && first["participants"].is_array());
+    // Other task queries.
+    let r = get("me/tasks/?scope=all".into()).await;
+    assert_eq!(
+        (r.status, r.body["extra"]["parameter"].clone()),
+        (400, json!("scope"))
+    );
+    assert_eq!(
+        count(&get("me/tasks/?scope=involved&sort=-created_at".into()).await),
+        1
+    );
+    let r = get("search/".into()).await;
+    refused(&r, 400, "invalid_filter_value");
+    assert_eq!(r.body["extra"]["parameter"], "q");
+    let r = get("tasks/ENG-1/?include=comment_count&include=children".into()).await;
+    let detail = ok(&r, 200);
+    assert_eq!(
+        (
+            detail["comment_count"].clone(),
+            detail["children"]["count"].clone()
+        ),
+        (json!(0), json!(0))
+    );
+    assert!(detail.get("relations").is_none());
+    let r = get("tasks/ENG-1/?include=nope".into()).await;
+    assert_eq!(
+        (r.status, r.body["extra"]["parameter"].clone()),
+        (400, json!("include"))
+    );
+    let r = get("tasks/ENG-1/children/?sort=title".into()).await;
+    refused(&r, 400, "invalid_sort");
+    let r = get("tasks/ENG-1/activity/?updated_since=yesterday".into()).await;
+    assert_eq!(
+        (r.status, r.body["extra"]["parameter"].clone()),
+        (400, json!("updated_since"))
+    );
+    let r = get("tasks/ENG-1/activity/?type=created&page_size=1".into()).await;
+    assert_eq!(count(&r), 1);
+    let r = get("boards/ENG/tasks/?sort=-created_at&page_size=1".into()).await;
+    let page = ok(&r, 200);
+    assert_eq!(page["results"][0]["title"], "free");
+    assert!(page["next"].as_str().unwrap().contains("sort=-created_at"));
+}

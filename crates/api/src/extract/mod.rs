@@ -5,12 +5,15 @@
 //!   `parse_error`; unknown key → `unknown_field` (with `extra.parameter`); anything else wrong →
 //!   `params_validation_error` with an `errors` map naming every bad field.
 //! - [`OptionalJsonBody<T>`]: the same, but an absent body reads as `T::default()`.
-//! - [`Query<T>`]: query parameters. For a repeated key the last value wins, and an empty value
-//!   (`?search=`) counts as absent; unknown parameters are ignored. A bad value answers the code
-//!   its type declares (see [`crate::params`]), `invalid_filter_value` with `extra.parameter`
-//!   by default.
+//! - [`Query<T>`]: query parameters, read by [`query_de`]. A `Vec` field takes every value of its
+//!   key (repeated or comma-separated, at most 50); any other field the last one; an empty value
+//!   (`?search=`) counts as absent. Unknown parameters are ignored, unless `T` denies unknown
+//!   fields (`#[serde(deny_unknown_fields)]`): then they are refused, naming the first. A bad
+//!   value answers the code its type declares (see [`crate::params`]), `invalid_filter_value`
+//!   with `extra.parameter` by default.
 //!
-//! A list's query is [`crate::paging::ListQuery`]: its filters plus the shared paging parameters.
+//! A list's query is [`crate::paging::ListQuery`]: its filters plus the shared paging parameters,
+//! read by the same deserializer.
 
 pub mod query_de;
 pub mod schema_check;

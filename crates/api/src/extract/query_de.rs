@@ -1,12 +1,42 @@
 //! A small serde deserializer for query strings: every value is text, parsed by the type of the
-//! field it fills. A bad value becomes the kernel error its type declares (a parameter type
-//! calls [`reject`]), or 400 `invalid_filter_value` naming the parameter.
+//! field it fills. The one reader of every query: [`super::Query`], [`crate::paging::ListQuery`]
+//! and the Plan doors.
+//!
+//! - A sequence field (`Vec<T>`) takes every value of its key, repeated (`?owner=a&owner=b`) or
+//!   comma-separated (`?owner=a,b`), at most [`MAX_VALUES`] (`too_many_filter_values`).
+//! - Any other field takes its key's last value, but every value given must be valid.
+//! - A blank value (`?search=`) is absent.
+//! - A struct that denies unknown fields (`#[serde(deny_unknown_fields)]`) is strict: any other
+//!   parameter is 400 `invalid_filter_value` naming it, before any value is read. The
+//!   parameters other extractors read from the same query ([`READ_ELSEWHERE`]) are always let
+//!   through.
+//!
+//! A bad value becomes the kernel error its type declares (a parameter type calls [`reject`] or
+//! parses with [`text`]), or 400 `invalid_filter_value`; either way naming the parameter.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess,
+    Visitor,
+};
 use teamcomm_kernel::{Error, ErrorCode};
+
+/// Values a sequence parameter takes at most.
+pub const MAX_VALUES: usize = 50;
+
+/// The paging parameters ([`crate::paging::PageParams`]).
+pub const PAGING: [&str; 4] = ["page", "page_size", "limit", "offset"];
+
+/// A Plan write's `?dry_run=` (`routes::plan::common::DryRun`).
+const DRY_RUN: &str = "dry_run";
+
+/// Whether other extractors of the request read this parameter: a strict query lets it through
+/// unless it declares it itself.
+pub fn read_elsewhere(key: &str) -> bool {
+    PAGING.contains(&key) || key == DRY_RUN
+}
 
 thread_local! {
     /// The domain error of the value being decoded (serde errors carry only text).
@@ -20,39 +50,66 @@ pub fn reject<E: de::Error>(e: Error) -> E {
     E::custom(detail)
 }
 
-/// Decodes `a=1&b=x%20y` into `T`. Empty values are absent. A repeated key takes its last
-/// value, but every value given must be valid.
+/// A parameter type's `Deserialize`: its text through `parse`, whose error is answered as is
+/// (naming the parameter unless it does).
+pub fn text<'de, D, T>(d: D, parse: impl FnOnce(&str) -> Result<T, Error>) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    struct Text<F>(F);
+    impl<T, F: FnOnce(&str) -> Result<T, Error>> Visitor<'_> for Text<F> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("text")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            (self.0)(v).map_err(reject)
+        }
+    }
+    d.deserialize_str(Text(parse))
+}
+
+/// Decodes `a=1&b=x%20y` into `T` (see the module docs for the rules).
 pub fn from_query_string<T: DeserializeOwned>(qs: &str) -> Result<T, Error> {
     let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (k, v) in url_pairs(qs) {
+        let given = values.entry(k).or_default();
         if !v.trim().is_empty() {
-            values.entry(k).or_default().push(v);
+            given.push(v);
         }
     }
-    let mut last: BTreeMap<String, String> = values
-        .iter()
-        .filter_map(|(k, vs)| Some((k.clone(), vs.last()?.clone())))
-        .collect();
-    let decoded = decode_pairs(last.clone())?;
-    for (key, earlier) in values.iter().filter(|(_, vs)| vs.len() > 1) {
-        let kept = last.get(key).cloned().unwrap_or_default();
-        for value in &earlier[..earlier.len() - 1] {
-            last.insert(key.clone(), value.clone());
-            decode_pairs::<T>(last.clone())?;
+    let singles = RefCell::new(BTreeSet::new());
+    let decoded = decode::<T>(&values, &singles)?;
+    // A single-valued parameter kept its last value; the earlier ones must be valid too.
+    for key in singles.into_inner() {
+        let given = &values[&key];
+        for earlier in given.iter().take(given.len().saturating_sub(1)) {
+            let mut one = values.clone();
+            one.insert(key.clone(), vec![earlier.clone()]);
+            decode::<T>(&one, &RefCell::default())?;
         }
-        last.insert(key.clone(), kept);
     }
     Ok(decoded)
 }
 
-fn decode_pairs<T: DeserializeOwned>(pairs: BTreeMap<String, String>) -> Result<T, Error> {
+/// One decoding of `T`; `singles` collects the keys read as one value.
+fn decode<T: DeserializeOwned>(
+    values: &BTreeMap<String, Vec<String>>,
+    singles: &RefCell<BTreeSet<String>>,
+) -> Result<T, Error> {
     REJECTION.with(|r| r.borrow_mut().take());
     T::deserialize(QueryMap {
-        pairs: pairs.into_iter(),
-        value: None,
+        entries: values
+            .iter()
+            .map(|(k, vs)| (k.clone(), vs.clone()))
+            .collect::<Vec<_>>()
+            .into_iter(),
+        current: None,
+        singles,
     })
     .map_err(|e| match e {
         QueryError::Final(e) => *e,
+        QueryError::Missing(field) => invalid(field, format!("`{field}` is required.")),
         QueryError::Message(m) => Error::new(
             ErrorCode::InvalidFilterValue,
             format!("Invalid query parameters: {m}."),
@@ -60,9 +117,16 @@ fn decode_pairs<T: DeserializeOwned>(pairs: BTreeMap<String, String>) -> Result<
     })
 }
 
+/// 400 `invalid_filter_value` naming `parameter`.
+fn invalid(parameter: &str, detail: String) -> Error {
+    Error::new(ErrorCode::InvalidFilterValue, detail).with_extra("parameter", parameter)
+}
+
 #[derive(Debug)]
 enum QueryError {
     Message(String),
+    /// A required parameter not given.
+    Missing(&'static str),
     Final(Box<Error>),
 }
 
@@ -70,6 +134,7 @@ impl std::fmt::Display for QueryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             QueryError::Message(m) => f.write_str(m),
+            QueryError::Missing(field) => write!(f, "missing {field}"),
             QueryError::Final(e) => e.fmt(f),
         }
     }
@@ -81,39 +146,89 @@ impl de::Error for QueryError {
     fn custom<M: std::fmt::Display>(msg: M) -> Self {
         QueryError::Message(msg.to_string())
     }
+
+    /// Only a strict struct asks: the refusal the strict lists answer.
+    fn unknown_field(field: &str, _expected: &'static [&'static str]) -> Self {
+        QueryError::Final(Box::new(invalid(
+            field,
+            format!("Unknown query parameter {field}."),
+        )))
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        QueryError::Missing(field)
+    }
 }
 
-struct QueryMap {
-    pairs: std::collections::btree_map::IntoIter<String, String>,
-    value: Option<(String, String)>,
+/// The parameters, by name, each with its non-blank values.
+struct QueryMap<'a> {
+    entries: std::vec::IntoIter<(String, Vec<String>)>,
+    current: Option<(String, Vec<String>)>,
+    singles: &'a RefCell<BTreeSet<String>>,
 }
 
-impl<'de> de::Deserializer<'de> for QueryMap {
+impl QueryMap<'_> {
+    /// Leaves out what a struct with these `fields` never reads: blank parameters it declares,
+    /// and those other extractors read. Unknown parameters go first, so a strict struct refuses
+    /// them before reading any value (blank ones too).
+    fn for_struct(mut self, fields: &[&str]) -> Self {
+        let (known, unknown): (Vec<_>, Vec<_>) = self
+            .entries
+            .partition(|(k, _)| fields.contains(&k.as_str()));
+        self.entries = unknown
+            .into_iter()
+            .filter(|(k, _)| !read_elsewhere(k))
+            .chain(known.into_iter().filter(|(_, vs)| !vs.is_empty()))
+            .collect::<Vec<_>>()
+            .into_iter();
+        self
+    }
+
+    fn without_blanks(mut self) -> Self {
+        self.entries = self
+            .entries
+            .filter(|(_, vs)| !vs.is_empty())
+            .collect::<Vec<_>>()
+            .into_iter();
+        self
+    }
+}
+
+impl<'de> Deserializer<'de> for QueryMap<'_> {
     type Error = QueryError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-        visitor.visit_map(self)
+        visitor.visit_map(self.without_blanks())
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        visitor.visit_map(self.for_struct(fields))
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
         ignored_any
     }
 }
 
-impl<'de> MapAccess<'de> for QueryMap {
+impl<'de> MapAccess<'de> for QueryMap<'_> {
     type Error = QueryError;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, QueryError> {
-        match self.pairs.next() {
+        match self.entries.next() {
             None => Ok(None),
-            Some((k, v)) => {
+            Some((k, vs)) => {
                 let key = seed.deserialize(k.clone().into_deserializer())?;
-                self.value = Some((k, v));
+                self.current = Some((k, vs));
                 Ok(Some(key))
             }
         }
@@ -123,27 +238,168 @@ impl<'de> MapAccess<'de> for QueryMap {
         &mut self,
         seed: V,
     ) -> Result<V::Value, QueryError> {
-        let (key, raw) = self.value.take().unwrap_or_default();
-        seed.deserialize(QueryValue(&raw)).map_err(|e| {
+        let (key, values) = self.current.take().unwrap_or_default();
+        let value = Values {
+            key: &key,
+            values: &values,
+            singles: self.singles,
+        };
+        seed.deserialize(value).map_err(|e| {
             let rejected = REJECTION.with(|r| r.borrow_mut().take());
             let e = match (rejected, e) {
                 (_, QueryError::Final(e)) => *e,
                 (Some(e), _) if e.extra().contains_key("parameter") => e,
                 (Some(e), _) => e.with_extra("parameter", key.clone()),
-                (None, QueryError::Message(m)) => {
-                    Error::new(ErrorCode::InvalidFilterValue, format!("`{key}`: {m}."))
-                        .with_extra("parameter", key.clone())
-                }
+                (None, e) => invalid(&key, format!("`{key}`: {e}.")),
             };
             QueryError::Final(Box::new(e))
         })
     }
 }
 
-/// One value: text that parses into what the field asks for.
-struct QueryValue<'a>(&'a str);
+/// Every value of one parameter: a sequence takes them all, anything else the last.
+struct Values<'a> {
+    key: &'a str,
+    values: &'a [String],
+    singles: &'a RefCell<BTreeSet<String>>,
+}
 
-impl QueryValue<'_> {
+impl<'a> Values<'a> {
+    /// The last value, the key noted as read once (its earlier values are checked afterwards).
+    fn last(&self) -> Single<'a> {
+        self.singles.borrow_mut().insert(self.key.to_owned());
+        Single(self.values.last().map_or("", String::as_str))
+    }
+}
+
+macro_rules! to_last {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
+            self.last().$method(visitor)
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for Values<'_> {
+    type Error = QueryError;
+
+    to_last! {
+        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
+        deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
+        deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
+        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
+        deserialize_unit deserialize_map deserialize_identifier
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
+        if self.values.is_empty() {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
+        let parts: Vec<&str> = self
+            .values
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .collect();
+        if parts.len() > MAX_VALUES {
+            return Err(reject(
+                Error::new(
+                    ErrorCode::TooManyFilterValues,
+                    format!("At most {MAX_VALUES} values of {}.", self.key),
+                )
+                .with_extra("limit", MAX_VALUES),
+            ));
+        }
+        visitor.visit_seq(Parts(parts.into_iter()))
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        self.last().deserialize_unit_struct(name, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        self.last().deserialize_struct(name, fields, visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, QueryError> {
+        self.last().deserialize_enum(name, variants, visitor)
+    }
+}
+
+/// The values of a sequence parameter, one at a time.
+struct Parts<'a>(std::vec::IntoIter<&'a str>);
+
+impl<'de> SeqAccess<'de> for Parts<'_> {
+    type Error = QueryError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, QueryError> {
+        self.0
+            .next()
+            .map(|p| seed.deserialize(Single(p)))
+            .transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// One value: text that parses into what the field asks for.
+struct Single<'a>(&'a str);
+
+impl Single<'_> {
     fn parse<T: std::str::FromStr>(&self, what: &str) -> Result<T, QueryError> {
         self.0
             .trim()
@@ -152,7 +408,7 @@ impl QueryValue<'_> {
     }
 }
 
-impl<'de> de::Deserializer<'de> for QueryValue<'_> {
+impl<'de> Deserializer<'de> for Single<'_> {
     type Error = QueryError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
@@ -211,12 +467,12 @@ pub fn url_pairs(qs: &str) -> Vec<(String, String)> {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
+            (decode_component(k), decode_component(v))
         })
         .collect()
 }
 
-fn decode(s: &str) -> String {
+fn decode_component(s: &str) -> String {
     fn hex(b: u8) -> Option<u8> {
         (b as char).to_digit(16).map(|d| d as u8)
     }
@@ -296,5 +552,91 @@ mod tests {
         assert_eq!(e.extra()["parameter"], "flag");
         let e = from_query_string::<Q>("n=-1").unwrap_err();
         assert_eq!(e.extra()["parameter"], "n");
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Many {
+        #[serde(default)]
+        id: Vec<u64>,
+        tag: Option<Vec<String>>,
+        one: Option<u64>,
+    }
+
+    #[test]
+    fn sequences_take_repeated_and_comma_separated_values() {
+        let m: Many = from_query_string("id=1&id=2,3&id=&tag=a,%20b,,&one=4").unwrap();
+        assert_eq!(
+            m,
+            Many {
+                id: vec![1, 2, 3],
+                tag: Some(vec!["a".into(), "b".into()]),
+                one: Some(4)
+            }
+        );
+        let m: Many = from_query_string("").unwrap();
+        assert_eq!((m.id, m.tag), (vec![], None));
+        let e = from_query_string::<Many>("id=1&id=x").unwrap_err();
+        assert_eq!(
+            (e.code(), e.extra()["parameter"].clone()),
+            (ErrorCode::InvalidFilterValue, "id".into())
+        );
+        let fifty = vec!["7"; MAX_VALUES].join(",");
+        let m: Many = from_query_string(&format!("id={fifty}")).unwrap();
+        assert_eq!(m.id.len(), MAX_VALUES);
+        let e = from_query_string::<Many>(&format!("id={fifty}&id=8")).unwrap_err();
+        assert_eq!(
+            (
+                e.code(),
+                e.extra()["parameter"].clone(),
+                e.extra()["limit"].clone()
+            ),
+            (ErrorCode::TooManyFilterValues, "id".into(), 50.into())
+        );
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)] // only parsed
+    struct Strict {
+        n: Option<u64>,
+        offset: Option<u64>,
+        #[serde(default)]
+        id: Vec<u64>,
+    }
+
+    #[test]
+    fn strict_structs_refuse_other_parameters_first() {
+        let e = from_query_string::<Strict>("n=x&zzz=").unwrap_err();
+        assert_eq!(
+            (e.code(), e.detail(), e.extra()["parameter"].clone()),
+            (
+                ErrorCode::InvalidFilterValue,
+                "Unknown query parameter zzz.",
+                "zzz".into()
+            )
+        );
+        // Paging and dry runs are other extractors' (`offset` is this struct's own).
+        let s: Strict =
+            from_query_string("page=2&page_size=5&limit=1&dry_run=true&offset=3&id=1").unwrap();
+        assert_eq!((s.offset, s.id), (Some(3), vec![1]));
+        // Not strict: others ignored.
+        assert!(from_query_string::<Q>("zzz=1").is_ok());
+    }
+
+    #[test]
+    fn a_missing_required_parameter_is_named() {
+        #[derive(Debug, Deserialize)]
+        struct Required {
+            #[allow(dead_code)] // only parsed
+            since: String,
+        }
+        for qs in ["", "since=", "since=%20"] {
+            let e = from_query_string::<Required>(qs).unwrap_err();
+            assert_eq!(
+                (e.code(), e.extra()["parameter"].clone()),
+                (ErrorCode::InvalidFilterValue, "since".into()),
+                "{qs}"
+            );
+        }
     }
 }

@@ -5,25 +5,32 @@
 //! Every task answer carries `ETag: "<version>"`; every task write takes `If-Match` (`"N"`,
 //! `W/"N"` or `N`) or a body `version`.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 use teamcomm_kernel::{Error, ErrorCode, OrgId, Page, PageRequest};
 use teamcomm_plan::delta::{Delta, Snapshot, parse_cursor};
 use teamcomm_plan::ports::{CommentFilter, EventFilter, Involvement, TaskEvent};
 use teamcomm_plan::tasks::{
-    Archived, CopyField, CreateTask, GroupBy, MoveTask, PersonRef, TaskContext, TaskCounts,
-    TaskPatch, TaskQuery, expected_version, parse_date,
+    Archived, CopyField, CreateTask, GroupBy, GroupedQuery, MoveTask, NONE_KEY, PersonRef,
+    TaskContext, TaskCounts, TaskGroup, TaskPatch, TaskQuery, expected_version, parse_date,
+    parse_priority_filter, parse_sort,
 };
-use teamcomm_plan::{BoardRef, StateId, Task, TaskRef};
+use teamcomm_plan::{BoardRef, ProjectId, StateId, Task, TaskRef};
+use utoipa::openapi::schema::{
+    Array, ArrayBuilder, ArrayItems, KnownFormat, Object, ObjectBuilder, OneOfBuilder,
+    SchemaFormat, Type,
+};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::PlanCaller;
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::extract::nullable;
-use crate::extract::query_de::url_pairs;
-use crate::paging::{Links, ListEnvelope, PageParams};
+use crate::error::{ApiResult, ErrorBody};
+use crate::extract::query_de::{MAX_VALUES, text};
+use crate::extract::{Query, nullable};
+use crate::paging::{Links, ListEnvelope, ListQuery, PageParams};
+use crate::params::Offset;
 use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, PlanJson};
 use crate::routes::plan::social::{CommentAnswer, LabelBrief, ParticipantAnswer, RelationView};
@@ -94,7 +101,7 @@ pub struct AgentView {
 
 /// A task (the wire shape every task answer shares). `labels`, `participants` and
 /// `subtasks` are present only when asked with `include=`.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct TaskView {
     pub uuid: String,
     /// `KEY-n` under the board's current key.
@@ -123,11 +130,9 @@ pub struct TaskView {
     pub created_at: String,
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub labels: Option<Vec<Value>>,
+    pub labels: Option<Vec<LabelBrief>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub participants: Option<Vec<Value>>,
+    pub participants: Option<Vec<ParticipantAnswer>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(no_recursion)]
     pub subtasks: Option<Vec<TaskView>>,
@@ -193,29 +198,125 @@ pub async fn task_views(state: &AppState, org: OrgId, tasks: &[Task]) -> ApiResu
     Ok(tasks.iter().map(|t| TaskView::of(t, &ctx)).collect())
 }
 
+/// The views of several lists of tasks of one answer (a grouped view's cells, a delta's
+/// parts, a page's sub-tasks), their context read once for all.
+async fn task_view_lists(
+    state: &AppState,
+    org: OrgId,
+    lists: &[&[Task]],
+) -> ApiResult<Vec<Vec<TaskView>>> {
+    let mut views = task_views(state, org, &lists.concat()).await?.into_iter();
+    Ok(lists
+        .iter()
+        .map(|l| views.by_ref().take(l.len()).collect())
+        .collect())
+}
+
+/// An answer carrying `ETag: "<version>"`.
+fn tagged(status: StatusCode, version: i64, body: &impl Serialize) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header(("ETag", format!("\"{version}\"")))
+        .json(body)
+}
+
 /// The view of one task.
-pub async fn task_view(state: &AppState, task: &Task) -> ApiResult<TaskView> {
+async fn task_view(state: &AppState, task: &Task) -> ApiResult<TaskView> {
     let mut views = task_views(state, task.org_id, std::slice::from_ref(task)).await?;
     Ok(views.remove(0))
 }
 
-/// A task answer with its `ETag`.
-fn task_response(status: actix_web::http::StatusCode, view: &TaskView) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header(("ETag", format!("\"{}\"", view.version)))
-        .json(view)
+/// A task answer: its view with its `ETag`.
+async fn task_answer(state: &AppState, status: StatusCode, task: &Task) -> ApiResult<HttpResponse> {
+    let view = task_view(state, task).await?;
+    Ok(tagged(status, view.version, &view))
 }
 
-/// A task detail with the embeds asked with `include=` (each absent unless asked).
+/// A page of tasks in the list envelope, with the embeds asked (`include=`).
+async fn task_page<F>(
+    state: &AppState,
+    q: &ListQuery<F>,
+    org: OrgId,
+    page: Page<Task>,
+    include: &[ListEmbed],
+) -> ApiResult<ListEnvelope<TaskView>> {
+    let tasks = &page.results;
+    let mut views = task_views(state, org, tasks).await?;
+    if include.contains(&ListEmbed::Subtasks) {
+        let mut children = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            children.push(state.plan.children_of(task, None).await?);
+        }
+        let lists: Vec<&[Task]> = children.iter().map(Vec::as_slice).collect();
+        let subtasks = task_view_lists(state, org, &lists).await?;
+        for (view, subtasks) in views.iter_mut().zip(subtasks) {
+            view.subtasks = Some(subtasks);
+        }
+    }
+    if include.contains(&ListEmbed::Labels) {
+        let mut labels = state.plan.labels_of_tasks(tasks).await?;
+        for (view, task) in views.iter_mut().zip(tasks) {
+            let mine = labels.remove(&task.id).unwrap_or_default();
+            view.labels = Some(mine.iter().map(LabelBrief::from).collect());
+        }
+    }
+    if include.contains(&ListEmbed::Participants) {
+        let mut participants = state.plan.participants_of_tasks(tasks).await?;
+        for (view, task) in views.iter_mut().zip(tasks) {
+            let mine = participants.remove(&task.id).unwrap_or_default();
+            view.participants = Some(mine.iter().map(ParticipantAnswer::from).collect());
+        }
+    }
+    Ok(q.envelope(Page {
+        count: page.count,
+        results: views,
+    }))
+}
+
+/// A first page embedded in an answer, with the link to the next one.
+fn first_page<T>(count: u64, next: Option<String>, results: Vec<T>) -> ListEnvelope<T> {
+    ListEnvelope {
+        count,
+        next,
+        previous: None,
+        results,
+    }
+}
+
+/// A task detail with the embeds asked with `include=`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaskDetailView {
     #[serde(flatten)]
     pub task: TaskView,
-    /// `relations`, `participants`, `attachments`, `comments`, `activity`, `children`,
-    /// `comment_count`: only those asked.
     #[serde(flatten)]
-    #[schema(value_type = Object)]
-    pub embeds: Map<String, Value>,
+    pub embeds: TaskEmbeds,
+}
+
+/// What a task detail embeds: each absent unless asked (`include=`); an envelope holds the
+/// first page of the door it names.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct TaskEmbeds {
+    /// As `GET tasks/{t}/relations/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relations: Option<Vec<RelationView>>,
+    /// As `GET tasks/{t}/participants/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participants: Option<Vec<ParticipantAnswer>>,
+    /// None yet: an empty envelope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub attachments: Option<ListEnvelope<Value>>,
+    /// As `GET tasks/{t}/comments/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comments: Option<ListEnvelope<CommentAnswer>>,
+    /// As `GET tasks/{t}/activity/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activity: Option<ListEnvelope<TaskEventView>>,
+    /// Its live sub-tasks, all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children: Option<ListEnvelope<TaskView>>,
+    /// Its comments not deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment_count: Option<u64>,
 }
 
 /// A row of a task's event log.
@@ -258,191 +359,297 @@ async fn event_views(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Query strings
+// Query parameters: each type parses with the Plan area's rule and code (`query_de::text`);
+// the extractor names the parameter.
 
-/// A query string's pairs, each name allowed once unless repeatable; unknown names refused when
-/// `strict` (`invalid_filter_value` naming it).
-struct QueryPairs {
-    pairs: Vec<(String, String)>,
-}
+/// A board's uuid or key.
+#[derive(Debug, Clone)]
+pub struct BoardParam(BoardRef);
 
-const PAGING: [&str; 4] = ["page", "page_size", "limit", "offset"];
-
-fn invalid(parameter: &str, detail: &str) -> Error {
-    Error::new(ErrorCode::InvalidFilterValue, detail.to_owned()).with_extra("parameter", parameter)
-}
-
-impl QueryPairs {
-    fn of(req: &HttpRequest, allowed: &[&str], strict: bool) -> Result<QueryPairs, Error> {
-        let pairs = url_pairs(req.query_string());
-        if strict
-            && let Some((name, _)) = pairs
-                .iter()
-                .find(|(k, _)| !allowed.contains(&k.as_str()) && !PAGING.contains(&k.as_str()))
-        {
-            return Err(invalid(name, &format!("Unknown query parameter {name}.")));
-        }
-        Ok(QueryPairs { pairs })
-    }
-
-    fn all(&self, name: &str) -> Vec<String> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k == name)
-            .flat_map(|(_, v)| v.split(',').map(str::trim).map(str::to_owned))
-            .filter(|v| !v.is_empty())
-            .collect()
-    }
-
-    fn one(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn bool(&self, name: &str) -> Result<Option<bool>, Error> {
-        match self.one(name) {
-            None => Ok(None),
-            Some("true" | "1" | "True") => Ok(Some(true)),
-            Some("false" | "0" | "False") => Ok(Some(false)),
-            Some(_) => Err(invalid(name, &format!("{name} is true or false."))),
-        }
-    }
-
-    fn state(&self) -> Result<Option<StateId>, Error> {
-        self.one("state")
-            .map(|s| {
-                Uuid::parse_str(s)
-                    .map(StateId)
-                    .map_err(|_| invalid("state", "state is a column's uuid."))
-            })
-            .transpose()
-    }
-
-    fn boards(&self) -> Result<Vec<BoardRef>, Error> {
-        self.all("board")
-            .iter()
-            .map(|b| BoardRef::parse(b).map_err(|_| invalid("board", "board is a uuid or key.")))
-            .collect()
-    }
-
-    /// `include=` tokens, each one of `known`.
-    fn include(&self, known: &[&str]) -> Result<Vec<String>, Error> {
-        let tokens = self.all("include");
-        if let Some(bad) = tokens.iter().find(|t| !known.contains(&t.as_str())) {
-            return Err(invalid(
-                "include",
-                &format!("Unknown include {bad}; one of {}.", known.join(", ")),
-            ));
-        }
-        Ok(tokens)
-    }
-
-    fn paging(&self, req: &HttpRequest) -> Result<PageParams, Error> {
-        crate::extract::query_de::from_query_string(req.query_string())
+impl<'de> Deserialize<'de> for BoardParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            BoardRef::parse(s)
+                .map(BoardParam)
+                .map_err(|_| Error::new(ErrorCode::InvalidFilterValue, "A board's uuid or key."))
+        })
     }
 }
 
-fn links(state: &AppState, req: &HttpRequest) -> Links {
-    Links::new(
-        state.settings.base_url.clone(),
-        req.path(),
-        req.query_string(),
+/// An owner filter: a person's uuid, `me` or `unowned`.
+#[derive(Debug, Clone)]
+pub struct OwnerParam(String);
+
+impl<'de> Deserialize<'de> for OwnerParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| match s.trim() {
+            s @ ("me" | "unowned") => Ok(OwnerParam(s.to_owned())),
+            s => Uuid::parse_str(s)
+                .map(|u| OwnerParam(u.to_string()))
+                .map_err(|_| {
+                    Error::new(
+                        ErrorCode::InvalidFilterValue,
+                        "A person's uuid, me or unowned.",
+                    )
+                }),
+        })
+    }
+}
+
+/// A repeatable parameter's schema: values of `item`, at most [`MAX_VALUES`].
+fn repeated(item: impl Into<ArrayItems>) -> Array {
+    ArrayBuilder::new()
+        .items(item)
+        .max_items(Some(MAX_VALUES))
+        .build()
+}
+
+fn uuid() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+}
+
+fn uuids_schema() -> Array {
+    repeated(uuid())
+}
+
+/// Boards by uuid or key.
+fn boards_schema() -> Array {
+    repeated(ObjectBuilder::new().schema_type(Type::String))
+}
+
+fn owners_schema() -> Array {
+    repeated(
+        OneOfBuilder::new().item(uuid()).item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["me", "unowned"])),
+        ),
     )
 }
 
-async fn envelope_of(
-    state: &AppState,
-    req: &HttpRequest,
-    paging: &PageParams,
-    org: OrgId,
-    page: Page<Task>,
-    include: &[String],
-) -> ApiResult<ListEnvelope<TaskView>> {
-    let mut views = task_views(state, org, &page.results).await?;
-    if include.iter().any(|i| i == "subtasks") {
-        for (view, task) in views.iter_mut().zip(&page.results) {
-            let children = state.plan.children_of(task, None).await?;
-            view.subtasks = Some(task_views(state, org, &children).await?);
-        }
+/// A label filter: a label's uuid (`invalid_label_filter`).
+#[derive(Debug, Clone, Copy)]
+pub struct LabelParam(Uuid);
+
+impl<'de> Deserialize<'de> for LabelParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| {
+            Uuid::parse_str(s.trim()).map(LabelParam).map_err(|_| {
+                Error::new(
+                    ErrorCode::InvalidLabelFilter,
+                    "A label filter is a label uuid.",
+                )
+            })
+        })
     }
-    if include.iter().any(|i| i == "labels") {
-        let mut labels = state.plan.labels_of_tasks(&page.results).await?;
-        for (view, task) in views.iter_mut().zip(&page.results) {
-            let mine = labels.remove(&task.id).unwrap_or_default();
-            view.labels = Some(embedded(mine.iter().map(LabelBrief::from))?);
-        }
-    }
-    if include.iter().any(|i| i == "participants") {
-        let mut participants = state.plan.participants_of_tasks(&page.results).await?;
-        for (view, task) in views.iter_mut().zip(&page.results) {
-            let mine = participants.remove(&task.id).unwrap_or_default();
-            view.participants = Some(embedded(mine.iter().map(ParticipantAnswer::from))?);
-        }
-    }
-    Ok(links(state, req).envelope(
-        paging,
-        Page {
-            count: page.count,
-            results: views,
-        },
-    ))
 }
 
-/// Embedded rows as the JSON a task view carries.
-fn embedded<T: Serialize>(rows: impl Iterator<Item = T>) -> Result<Vec<Value>, Error> {
-    rows.map(|r| serde_json::to_value(r).map_err(teamcomm_kernel::internal))
-        .collect()
+/// A priority filter: 1 to 5, or `none`.
+#[derive(Debug, Clone, Copy)]
+pub struct PriorityParam(Option<i16>);
+
+impl<'de> Deserialize<'de> for PriorityParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| parse_priority_filter(s).map(PriorityParam))
+    }
 }
 
-/// The filters of `GET tasks/` (strict: any other parameter is refused).
+fn priorities_schema() -> Array {
+    repeated(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["1", "2", "3", "4", "5", NONE_KEY])),
+    )
+}
+
+/// A task list's sort (`invalid_sort` with `extra.allowed`), kept as written for the rules.
+#[derive(Debug, Clone)]
+pub struct SortParam(String);
+
+impl<'de> Deserialize<'de> for SortParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| parse_sort(s).map(|_| SortParam(s.to_owned())))
+    }
+}
+
+impl SortParam {
+    fn of(sort: &Option<SortParam>) -> Option<String> {
+        sort.as_ref().map(|s| s.0.clone())
+    }
+}
+
+fn boards(params: &[BoardParam]) -> Vec<BoardRef> {
+    params.iter().map(|b| b.0.clone()).collect()
+}
+
+fn owners(params: &[OwnerParam]) -> Vec<String> {
+    params.iter().map(|o| o.0.clone()).collect()
+}
+
+fn labels(params: &[LabelParam]) -> Vec<String> {
+    params.iter().map(|l| l.0.to_string()).collect()
+}
+
+/// The sorts of task lists, for the document.
+fn sort_schema() -> Object {
+    let names = [
+        "rank",
+        "priority",
+        "due_date",
+        "start_date",
+        "updated_at",
+        "created_at",
+        "completed_at",
+    ];
+    let all = names
+        .iter()
+        .map(|n| (*n).to_owned())
+        .chain(names.iter().map(|n| format!("-{n}")));
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(all))
+        .build()
+}
+
+/// `group_by`.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupByParam(GroupBy);
+
+impl<'de> Deserialize<'de> for GroupByParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| GroupBy::parse(s).map(GroupByParam))
+    }
+}
+
+/// `sub_group_by`: a dimension or `none`.
+#[derive(Debug, Clone, Copy)]
+pub struct LanesParam(Option<GroupBy>);
+
+impl<'de> Deserialize<'de> for LanesParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| GroupBy::parse_lanes(s).map(LanesParam))
+    }
+}
+
+fn dimensions(none: bool) -> Object {
+    let names = GroupBy::ALL.iter().map(|g| g.as_str());
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(names.chain(none.then_some(NONE_KEY))))
+        .build()
+}
+
+fn group_by_schema() -> Object {
+    dimensions(false)
+}
+
+fn lanes_schema() -> Object {
+    dimensions(true)
+}
+
+/// `scope` of `GET me/tasks/`.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MyTasksScope {
+    /// Tasks they own.
+    Owned,
+    /// Tasks they take part in or watch.
+    Participating,
+    /// Either.
+    Involved,
+}
+
+impl From<MyTasksScope> for Involvement {
+    fn from(s: MyTasksScope) -> Self {
+        match s {
+            MyTasksScope::Owned => Involvement::Owned,
+            MyTasksScope::Participating => Involvement::Participating,
+            MyTasksScope::Involved => Involvement::Involved,
+        }
+    }
+}
+
+/// A delta cursor, `YYYY-MM-DDTHH:MM:SSZ`.
+#[derive(Debug, Clone, Copy)]
+pub struct CursorParam(time::OffsetDateTime);
+
+impl<'de> Deserialize<'de> for CursorParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        text(d, |s| parse_cursor(Some(s)).map(CursorParam))
+    }
+}
+
+/// What `GET tasks/?include=` embeds in each task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ListEmbed {
+    Labels,
+    Participants,
+    Subtasks,
+}
+
+/// What `GET tasks/{t}/?include=` embeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DetailEmbed {
+    Relations,
+    Participants,
+    Attachments,
+    Comments,
+    Activity,
+    Children,
+    CommentCount,
+}
+
+/// The filters of `GET tasks/`. Strict: any other parameter than these and paging is refused.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query; read by hand (repeatable, strict)
+#[serde(deny_unknown_fields)]
 pub struct TaskListParams {
-    /// A board's uuid or key.
-    board: Option<String>,
+    /// Repeatable: a board's uuid or key.
+    #[serde(default)]
+    #[param(schema_with = boards_schema)]
+    board: Vec<BoardParam>,
     /// A column's uuid.
     state: Option<Uuid>,
-    /// Repeatable: a person's uuid, `me` or `unowned` (at most 50).
-    owner: Option<Vec<String>>,
-    /// Repeatable: a label's uuid (at most 50).
-    label: Option<Vec<Uuid>>,
-    /// Repeatable: a milestone's uuid (at most 50).
-    milestone: Option<Vec<Uuid>>,
-    /// `rank`, `priority`, `due_date`, `start_date`, `updated_at`, `created_at`,
-    /// `completed_at`, optionally prefixed with `-`.
-    sort: Option<String>,
+    /// Repeatable: a person's uuid, `me` or `unowned`.
+    #[serde(default)]
+    #[param(schema_with = owners_schema)]
+    owner: Vec<OwnerParam>,
+    /// Repeatable: a label's uuid (`invalid_label_filter`).
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    label: Vec<LabelParam>,
+    /// Repeatable: a milestone's uuid.
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    milestone: Vec<Uuid>,
+    /// Optionally prefixed with `-` (descending).
+    #[param(schema_with = sort_schema)]
+    sort: Option<SortParam>,
     /// With (`true`) or without (`false`) a start or due date.
     has_dates: Option<bool>,
-    /// Comma list of `labels`, `participants`, `subtasks`.
-    include: Option<String>,
+    /// What to embed in each task (comma-separated or repeated).
+    #[serde(default)]
+    #[param(inline)]
+    include: Vec<ListEmbed>,
 }
 
-const LIST_PARAMS: [&str; 8] = [
-    "board",
-    "state",
-    "owner",
-    "label",
-    "milestone",
-    "sort",
-    "has_dates",
-    "include",
-];
-
-fn list_query(q: &QueryPairs) -> Result<TaskQuery, Error> {
-    Ok(TaskQuery {
-        boards: q.boards()?,
-        state: q.state()?,
-        owners: q.all("owner"),
-        labels: q.all("label"),
-        milestones: q.all("milestone"),
-        has_dates: q.bool("has_dates")?,
-        sort: q.one("sort").map(str::to_owned),
-        ..TaskQuery::default()
-    })
+impl TaskListParams {
+    fn query(&self) -> TaskQuery {
+        TaskQuery {
+            boards: boards(&self.board),
+            state: self.state.map(StateId),
+            owners: owners(&self.owner),
+            labels: labels(&self.label),
+            milestones: self.milestone.iter().map(Uuid::to_string).collect(),
+            has_dates: self.has_dates,
+            sort: SortParam::of(&self.sort),
+            ..TaskQuery::default()
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,6 +761,10 @@ pub struct DuplicateBody {
     pub include: Option<Vec<String>>,
 }
 
+fn invalid(parameter: &str, detail: &str) -> Error {
+    Error::new(ErrorCode::InvalidFilterValue, detail.to_owned()).with_extra("parameter", parameter)
+}
+
 fn task_ref(raw: &str) -> Result<TaskRef, Error> {
     TaskRef::parse(raw)
 }
@@ -617,10 +828,7 @@ pub async fn create_task(
         milestone_given: b.milestone.is_some_and(|m| !m.is_null()),
     };
     let task = state.plan.create_task(&actor, new).await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::CREATED,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::CREATED, &task).await
 }
 
 #[utoipa::path(
@@ -635,39 +843,45 @@ pub async fn create_task(
 pub async fn list_tasks(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
+    q: ListQuery<TaskListParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &LIST_PARAMS, true)?;
-    let include = q.include(&["labels", "participants", "subtasks"])?;
-    let paging = q.paging(&req)?;
-    let query = list_query(&q)?;
     let page = state
         .plan
-        .list_tasks(&caller.0, &query, paging.request())
+        .list_tasks(&caller.0, &q.filters.query(), q.paging.request())
         .await?;
-    let body = envelope_of(&state, &req, &paging, caller.0.org_id(), page, &include).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &q.filters.include).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
-/// A group of `GET tasks/board/`.
+/// A group (column) of `GET tasks/board/`, or one of its lanes.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TaskGroupView {
-    /// The category, column uuid, owner uuid, priority or board uuid; null for "none".
-    pub key: Option<String>,
+    /// The category, column uuid, owner uuid, priority, board, project, milestone or label
+    /// uuid; `none` for the tasks without one. Send it back as `group` (or `lane`).
+    pub key: String,
     pub name: String,
+    /// Grouping by category or column.
     pub category: Option<String>,
+    /// A window of its cards; empty in a laned group (its cards are in its lanes).
     pub tasks: Vec<TaskView>,
+    /// Its cards, all lanes together.
     pub task_count: u64,
     pub has_more: bool,
+    /// The `offset` of the next window (with `group` and `lane`).
     pub next_offset: Option<u64>,
+    /// Its lanes, with `sub_group_by`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(no_recursion)]
+    pub lanes: Option<Vec<TaskGroupView>>,
 }
 
 /// `GET tasks/board/`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GroupedTasksView {
+    /// Tasks of the slice, each counted once (before `group` and `lane`).
     pub total: u64,
     pub group_by: String,
-    /// Not supported yet: always null.
+    /// The lanes' dimension; null without lanes.
     pub sub_group_by: Option<String>,
     pub groups: Vec<TaskGroupView>,
     /// The board, when exactly one is asked.
@@ -675,97 +889,149 @@ pub struct GroupedTasksView {
     pub board: Option<KeyedRef>,
 }
 
-/// The query of `GET tasks/board/`.
+/// The query of `GET tasks/board/`: the slice (the task list's filters and the view's own),
+/// and the grid.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query; read by hand (repeatable)
 pub struct GroupedParams {
     /// Repeatable: a board's uuid or key.
-    board: Option<Vec<String>>,
-    state: Option<Uuid>,
-    /// Repeatable: uuid, `me` or `unowned`.
-    owner: Option<Vec<String>>,
-    label: Option<Vec<Uuid>>,
-    milestone: Option<Vec<Uuid>>,
-    sort: Option<String>,
-    /// `category` (default), `state`, `owner`, `priority` or `board`.
-    group_by: Option<String>,
-    /// Cards per group, 1 to 50 (default 50).
+    #[serde(default)]
+    #[param(schema_with = boards_schema)]
+    board: Vec<BoardParam>,
+    /// Repeatable: a project's uuid.
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    project: Vec<Uuid>,
+    /// Repeatable: a milestone's uuid.
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    milestone: Vec<Uuid>,
+    /// Repeatable: a column's uuid.
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    state: Vec<Uuid>,
+    /// Repeatable: a person's uuid, `me` or `unowned`.
+    #[serde(default)]
+    #[param(schema_with = owners_schema)]
+    owner: Vec<OwnerParam>,
+    /// Repeatable: a label's uuid (`invalid_label_filter`).
+    #[serde(default)]
+    #[param(schema_with = uuids_schema)]
+    label: Vec<LabelParam>,
+    /// Repeatable: 1 to 5, or `none` (without a priority).
+    #[serde(default)]
+    #[param(schema_with = priorities_schema)]
+    priority: Vec<PriorityParam>,
+    /// The cards' order in each cell; optionally prefixed with `-`.
+    #[param(schema_with = sort_schema)]
+    sort: Option<SortParam>,
+    /// The groups' dimension (default `category`).
+    #[param(schema_with = group_by_schema)]
+    group_by: Option<GroupByParam>,
+    /// The lanes' dimension (default `none`): another one than `group_by`.
+    #[param(schema_with = lanes_schema)]
+    sub_group_by: Option<LanesParam>,
+    /// Cards per cell, 1 to 50 (default 50).
+    #[param(minimum = 1, maximum = 50)]
     tasks_per_group: Option<u64>,
-    /// Cards to skip in each group.
-    offset: Option<u64>,
-    /// In the title, description or key.
+    /// Cards to skip in each cell.
+    #[param(inline)]
+    offset: Option<Offset>,
+    /// Only the group with this key.
+    group: Option<String>,
+    /// Only the lanes with this key (with `sub_group_by`).
+    lane: Option<String>,
+    /// In the title, description or key: 2 to 256 characters.
+    #[param(min_length = 2, max_length = 256)]
     search: Option<String>,
+}
+
+impl GroupedParams {
+    fn query(self) -> GroupedQuery {
+        let defaults = GroupedQuery::default();
+        GroupedQuery {
+            tasks: TaskQuery {
+                boards: boards(&self.board),
+                owners: owners(&self.owner),
+                labels: labels(&self.label),
+                milestones: self.milestone.iter().map(Uuid::to_string).collect(),
+                search: self.search,
+                sort: SortParam::of(&self.sort),
+                ..TaskQuery::default()
+            },
+            states: self.state.into_iter().map(StateId).collect(),
+            projects: self.project.into_iter().map(ProjectId).collect(),
+            priorities: self.priority.iter().map(|p| p.0).collect(),
+            group_by: self.group_by.map_or(defaults.group_by, |g| g.0),
+            sub_group_by: self.sub_group_by.and_then(|l| l.0),
+            per_group: self.tasks_per_group.unwrap_or(defaults.per_group),
+            offset: self.offset.map_or(defaults.offset, |o| o.0),
+            group: self.group,
+            lane: self.lane,
+        }
+    }
 }
 
 #[utoipa::path(
     tag = "plan",
     params(GroupedParams),
-    responses((status = 200, body = GroupedTasksView), (status = 400, body = ErrorBody))
+    responses(
+        (status = 200, body = GroupedTasksView),
+        (status = 400, description = "`invalid_filter_value`, `invalid_label_filter`, `invalid_sort`, `too_many_filter_values`, `search_query_too_short`, `search_query_too_long`, `actor_required`", body = ErrorBody),
+        (status = 404, description = "A board or project not seen", body = ErrorBody),
+    )
 )]
 #[get("/v1/plan/tasks/board/")]
 pub async fn grouped_tasks(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
+    q: Query<GroupedParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let mut query = list_query(&q)?;
-    query.search = q.one("search").map(str::to_owned).filter(|s| !s.is_empty());
-    let group_by = GroupBy::parse(q.one("group_by").unwrap_or("category"))?;
-    let number = |name: &str, default: u64| {
-        q.one(name)
-            .map(|v| {
-                v.parse::<u64>()
-                    .map_err(|_| invalid(name, &format!("{name} is a number.")))
-            })
-            .transpose()
-            .map(|v| v.unwrap_or(default))
-    };
-    let per_group = number("tasks_per_group", 50)?;
-    let offset = number("offset", 0)?;
-    let grouped = state
-        .plan
-        .grouped_tasks(&caller.0, &query, group_by, per_group, offset)
-        .await?;
-    let org = caller.0.org_id();
-    let board = match query.boards.as_slice() {
-        [one] => {
-            let b = state.plan.visible_board(&caller.0, one).await?;
-            Some(KeyedRef {
-                uuid: b.id.to_string(),
-                key: b.key,
-            })
-        }
-        _ => None,
+    let grouped = state.plan.grouped_tasks(&caller.0, &q.0.query()).await?;
+    let mut cells: Vec<&[Task]> = Vec::new();
+    for g in &grouped.groups {
+        cells.push(&g.tasks);
+        cells.extend(g.lanes.iter().map(|l| l.tasks.as_slice()));
+    }
+    let mut views = task_view_lists(&state, caller.0.org_id(), &cells)
+        .await?
+        .into_iter();
+    let mut view = |g: &TaskGroup| TaskGroupView {
+        key: g.key.clone(),
+        name: g.name.clone(),
+        category: g.category.map(|c| c.as_str().to_owned()),
+        tasks: views.next().unwrap_or_default(),
+        task_count: g.task_count,
+        has_more: g.has_more,
+        next_offset: g.next_offset,
+        lanes: None,
     };
     let mut groups = Vec::with_capacity(grouped.groups.len());
-    for g in grouped.groups {
-        groups.push(TaskGroupView {
-            key: (!g.key.is_empty()).then_some(g.key),
-            name: g.name,
-            category: g.category.map(|c| c.as_str().to_owned()),
-            tasks: task_views(&state, org, &g.tasks).await?,
-            task_count: g.task_count,
-            has_more: g.has_more,
-            next_offset: g.next_offset,
-        });
+    for g in &grouped.groups {
+        let mut group = view(g);
+        if grouped.sub_group_by.is_some() {
+            group.lanes = Some(g.lanes.iter().map(&mut view).collect());
+        }
+        groups.push(group);
     }
     Ok(HttpResponse::Ok().json(GroupedTasksView {
         total: grouped.total,
         group_by: grouped.group_by.as_str().to_owned(),
-        sub_group_by: None,
+        sub_group_by: grouped.sub_group_by.map(|g| g.as_str().to_owned()),
         groups,
-        board,
+        board: grouped.board.map(|b| KeyedRef {
+            uuid: b.id.to_string(),
+            key: b.key,
+        }),
     }))
 }
 
 /// The query of `GET search/`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query
 pub struct SearchParams {
     /// 2 to 256 characters: in the title, description or key.
+    #[param(min_length = 2, max_length = 256)]
     q: String,
 }
 
@@ -774,33 +1040,33 @@ pub struct SearchParams {
     params(SearchParams, PageParams),
     responses(
         (status = 200, body = ListEnvelope<TaskView>),
-        (status = 400, description = "`search_query_too_short`, `search_query_too_long`", body = ErrorBody),
+        (status = 400, description = "`search_query_too_short`, `search_query_too_long`, `invalid_filter_value` (no `q`)", body = ErrorBody),
     )
 )]
 #[get("/v1/plan/search/")]
 pub async fn search(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
+    q: ListQuery<SearchParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let paging = q.paging(&req)?;
     let page = state
         .plan
-        .search_tasks(&caller.0, q.one("q").unwrap_or(""), paging.request())
+        .search_tasks(&caller.0, &q.filters.q, q.paging.request())
         .await?;
-    let body = envelope_of(&state, &req, &paging, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
 /// The query of `GET me/tasks/`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query
 pub struct MyTasksParams {
-    /// `owned` (default), `participating` or `involved`.
-    scope: Option<String>,
-    sort: Option<String>,
+    /// Default `owned`.
+    #[param(inline)]
+    scope: Option<MyTasksScope>,
+    /// Optionally prefixed with `-`.
+    #[param(schema_with = sort_schema)]
+    sort: Option<SortParam>,
 }
 
 #[utoipa::path(
@@ -812,31 +1078,18 @@ pub struct MyTasksParams {
 pub async fn my_tasks(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
+    q: ListQuery<MyTasksParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let involving = match q.one("scope").unwrap_or("owned") {
-        "owned" => Involvement::Owned,
-        "participating" => Involvement::Participating,
-        "involved" => Involvement::Involved,
-        _ => {
-            return Err(ApiError(invalid(
-                "scope",
-                "scope is owned, participating or involved.",
-            )));
-        }
-    };
-    let paging = q.paging(&req)?;
     let query = TaskQuery {
-        involving: Some(involving),
-        sort: q.one("sort").map(str::to_owned),
+        involving: Some(q.filters.scope.unwrap_or(MyTasksScope::Owned).into()),
+        sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
     let page = state
         .plan
-        .list_tasks(&caller.0, &query, paging.request())
+        .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = envelope_of(&state, &req, &paging, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -880,9 +1133,10 @@ pub async fn my_task_counts(
 /// The query of `GET boards/{b}/tasks/`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query
 pub struct BoardTasksParams {
-    sort: Option<String>,
+    /// Optionally prefixed with `-`.
+    #[param(schema_with = sort_schema)]
+    sort: Option<SortParam>,
 }
 
 #[utoipa::path(
@@ -894,21 +1148,19 @@ pub struct BoardTasksParams {
 pub async fn board_tasks(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
     board: web::Path<String>,
+    q: ListQuery<BoardTasksParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let paging = q.paging(&req)?;
     let query = TaskQuery {
         boards: vec![BoardRef::parse(&board)?],
-        sort: q.one("sort").map(str::to_owned),
+        sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
     let page = state
         .plan
-        .list_tasks(&caller.0, &query, paging.request())
+        .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = envelope_of(&state, &req, &paging, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -967,17 +1219,20 @@ pub async fn board_snapshot(
         .plan
         .board_snapshot(&caller.0, &BoardRef::parse(&board)?)
         .await?;
-    let mut views = Vec::with_capacity(groups.len());
-    for g in groups {
-        views.push(SnapshotGroupView {
+    let cells: Vec<&[Task]> = groups.iter().map(|g| g.tasks.as_slice()).collect();
+    let cards = task_view_lists(&state, board.org_id, &cells).await?;
+    let views = groups
+        .iter()
+        .zip(cards)
+        .map(|(g, tasks)| SnapshotGroupView {
             uuid: g.state.id.to_string(),
             name: g.state.name.clone(),
             category: g.state.category.as_str().to_owned(),
-            tasks: task_views(&state, board.org_id, &g.tasks).await?,
+            tasks,
             task_count: g.task_count,
             has_more: g.has_more,
-        });
-    }
+        })
+        .collect();
     Ok(HttpResponse::Ok().json(SnapshotView {
         board: SnapshotBoardView {
             uuid: board.id.to_string(),
@@ -1009,10 +1264,10 @@ pub struct DeltaView {
 /// The query of `GET boards/{b}/delta/`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query
 pub struct DeltaParams {
     /// A `delta_cursor` (`YYYY-MM-DDTHH:MM:SSZ`), at most 7 days old.
-    updated_since: String,
+    #[param(value_type = String, format = DateTime)]
+    updated_since: CursorParam,
 }
 
 #[utoipa::path(
@@ -1028,11 +1283,10 @@ pub struct DeltaParams {
 pub async fn board_delta(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
     board: web::Path<String>,
+    q: Query<DeltaParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let since = parse_cursor(q.one("updated_since"))?;
+    let since = q.0.updated_since.0;
     let Delta {
         created,
         changed,
@@ -1042,10 +1296,12 @@ pub async fn board_delta(
         .plan
         .board_delta(&caller.0, &BoardRef::parse(&board)?, since)
         .await?;
-    let org = caller.0.org_id();
+    let mut parts = task_view_lists(&state, caller.0.org_id(), &[&changed, &created])
+        .await?
+        .into_iter();
     Ok(HttpResponse::Ok().json(DeltaView {
-        changed: task_views(&state, org, &changed).await?,
-        created: task_views(&state, org, &created).await?,
+        changed: parts.next().unwrap_or_default(),
+        created: parts.next().unwrap_or_default(),
         archived: archived
             .iter()
             .map(|t| GoneTaskView {
@@ -1057,27 +1313,19 @@ pub async fn board_delta(
     }))
 }
 
-/// What `GET tasks/{t}/?include=` embeds.
-const DETAIL_EMBEDS: [&str; 7] = [
-    "relations",
-    "participants",
-    "attachments",
-    "comments",
-    "activity",
-    "children",
-    "comment_count",
-];
-
-fn empty_envelope() -> Value {
-    json!({"count": 0, "next": null, "previous": null, "results": []})
+/// The query of `GET tasks/{t}/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TaskDetailParams {
+    /// What to embed (comma-separated or repeated).
+    #[serde(default)]
+    #[param(inline)]
+    include: Vec<DetailEmbed>,
 }
 
 #[utoipa::path(
     tag = "plan",
-    params(
-        ("t" = String, Path, description = "`KEY-n` (retired keys too) or uuid"),
-        ("include" = Option<String>, Query, description = "Comma list of relations, participants, attachments, comments, activity, children, comment_count"),
-    ),
+    params(("t" = String, Path, description = "`KEY-n` (retired keys too) or uuid"), TaskDetailParams),
     responses(
         (status = 200, body = TaskDetailView, headers(("ETag" = String))),
         (status = 400, description = "`invalid_filter_value`", body = ErrorBody),
@@ -1088,22 +1336,21 @@ fn empty_envelope() -> Value {
 pub async fn get_task(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
     t: web::Path<String>,
+    q: Query<TaskDetailParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let include = q.include(&DETAIL_EMBEDS)?;
     let task = state.plan.visible_task(&caller.0, &task_ref(&t)?).await?;
     let view = task_view(&state, &task).await?;
-    let mut embeds = Map::new();
-    for embed in &include {
-        let value = match embed.as_str() {
-            "children" => {
+    let mut embeds = TaskEmbeds::default();
+    let here = TaskRef::Id(task.id);
+    for embed in &q.0.include {
+        match embed {
+            DetailEmbed::Children => {
                 let children = state.plan.children_of(&task, None).await?;
                 let views = task_views(&state, task.org_id, &children).await?;
-                json!({"count": views.len(), "next": null, "previous": null, "results": views})
+                embeds.children = Some(first_page(views.len() as u64, None, views));
             }
-            "activity" => {
+            DetailEmbed::Activity => {
                 let page = PageRequest {
                     offset: 0,
                     limit: PageRequest::DEFAULT_SIZE,
@@ -1120,30 +1367,24 @@ pub async fn get_task(
                         task.key()
                     )
                 });
-                json!({"count": events.count, "next": next, "previous": null, "results": views})
+                embeds.activity = Some(first_page(events.count, next, views));
             }
-            "relations" => {
-                let links = state
-                    .plan
-                    .task_relations(&caller.0, &TaskRef::Id(task.id))
-                    .await?;
-                json!(links.iter().map(RelationView::from).collect::<Vec<_>>())
+            DetailEmbed::Relations => {
+                let links = state.plan.task_relations(&caller.0, &here).await?;
+                embeds.relations = Some(links.iter().map(RelationView::from).collect());
             }
-            "participants" => {
-                let rows = state
-                    .plan
-                    .list_participants(&caller.0, &TaskRef::Id(task.id))
-                    .await?;
-                json!(rows.iter().map(ParticipantAnswer::from).collect::<Vec<_>>())
+            DetailEmbed::Participants => {
+                let rows = state.plan.list_participants(&caller.0, &here).await?;
+                embeds.participants = Some(rows.iter().map(ParticipantAnswer::from).collect());
             }
-            "comments" => {
+            DetailEmbed::Comments => {
                 // The first page, as `GET tasks/{t}/comments/` answers it.
                 let paging = PageParams::default();
                 let page = state
                     .plan
                     .list_comments(
                         &caller.0,
-                        &TaskRef::Id(task.id),
+                        &here,
                         &CommentFilter::default(),
                         paging.request(),
                     )
@@ -1153,17 +1394,20 @@ pub async fn get_task(
                     &format!("/v1/plan/tasks/{}/comments/", task.key()),
                     "",
                 );
-                json!(links.envelope(&paging, page.map_ref(CommentAnswer::from)))
+                embeds.comments = Some(links.envelope(&paging, page.map_ref(CommentAnswer::from)));
             }
-            "comment_count" => json!(state.plan.live_comment_count(&task).await?),
-            _ => empty_envelope(),
-        };
-        embeds.insert(embed.clone(), value);
+            DetailEmbed::CommentCount => {
+                embeds.comment_count = Some(state.plan.live_comment_count(&task).await?);
+            }
+            DetailEmbed::Attachments => embeds.attachments = Some(first_page(0, None, Vec::new())),
+        }
     }
-    let etag = format!("\"{}\"", view.version);
-    Ok(HttpResponse::Ok()
-        .insert_header(("ETag", etag))
-        .json(TaskDetailView { task: view, embeds }))
+    let version = view.version;
+    Ok(tagged(
+        StatusCode::OK,
+        version,
+        &TaskDetailView { task: view, embeds },
+    ))
 }
 
 #[utoipa::path(
@@ -1210,10 +1454,7 @@ pub async fn update_task(
         .plan
         .update_task(&actor, &task_ref(&t)?, patch, expected)
         .await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::OK,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::OK, &task).await
 }
 
 #[utoipa::path(
@@ -1248,10 +1489,7 @@ pub async fn move_task(
         .plan
         .move_task(&actor, &task_ref(&t)?, to, expected)
         .await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::OK,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::OK, &task).await
 }
 
 #[utoipa::path(
@@ -1286,10 +1524,7 @@ pub async fn move_task_to_board(
             expected,
         )
         .await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::OK,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::OK, &task).await
 }
 
 #[utoipa::path(
@@ -1319,10 +1554,7 @@ pub async fn archive_task(
         .await?
     {
         Archived::Preview(p) => Ok(super::common::preview(p)),
-        Archived::Done(task) => Ok(task_response(
-            actix_web::http::StatusCode::OK,
-            &task_view(&state, &task).await?,
-        )),
+        Archived::Done(task) => task_answer(&state, StatusCode::OK, &task).await,
     }
 }
 
@@ -1350,10 +1582,7 @@ pub async fn restore_task(
         .plan
         .restore_task(&actor, &task_ref(&t)?, expected)
         .await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::OK,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::OK, &task).await
 }
 
 #[utoipa::path(
@@ -1392,28 +1621,34 @@ pub async fn duplicate_task(
         .plan
         .duplicate_task(&actor, &task_ref(&t)?, include)
         .await?;
-    Ok(task_response(
-        actix_web::http::StatusCode::CREATED,
-        &task_view(&state, &task).await?,
-    ))
+    task_answer(&state, StatusCode::CREATED, &task).await
+}
+
+/// The query of `GET tasks/{t}/children/`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChildrenParams {
+    /// Optionally prefixed with `-` (default `rank`).
+    #[param(schema_with = sort_schema)]
+    sort: Option<SortParam>,
 }
 
 #[utoipa::path(
     tag = "plan",
-    params(("t" = String, Path, description = "`KEY-n` or uuid"), ("sort" = Option<String>, Query)),
-    responses((status = 200, description = "Its live sub-tasks", body = Vec<TaskView>), (status = 404, body = ErrorBody))
+    params(("t" = String, Path, description = "`KEY-n` or uuid"), ChildrenParams),
+    responses((status = 200, description = "Its live sub-tasks", body = Vec<TaskView>), (status = 400, description = "`invalid_sort`", body = ErrorBody), (status = 404, body = ErrorBody))
 )]
 #[get("/v1/plan/tasks/{t}/children/")]
 pub async fn task_children(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
     t: web::Path<String>,
+    q: Query<ChildrenParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
+    let sort = SortParam::of(&q.0.sort);
     let children = state
         .plan
-        .task_children(&caller.0, &task_ref(&t)?, q.one("sort"))
+        .task_children(&caller.0, &task_ref(&t)?, sort.as_deref())
         .await?;
     Ok(HttpResponse::Ok().json(task_views(&state, caller.0.org_id(), &children).await?))
 }
@@ -1444,10 +1679,10 @@ pub async fn task_events(
 /// The query of `GET tasks/{t}/activity/`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[allow(dead_code)] // documents the query
 pub struct ActivityParams {
     /// Events at or after this time (`YYYY-MM-DDTHH:MM:SSZ`).
-    updated_since: Option<String>,
+    #[param(value_type = Option<String>, format = DateTime)]
+    updated_since: Option<CursorParam>,
     /// Only events of this type.
     #[serde(rename = "type")]
     #[param(rename = "type")]
@@ -1463,28 +1698,20 @@ pub struct ActivityParams {
 pub async fn task_activity(
     state: web::Data<AppState>,
     caller: PlanCaller,
-    req: HttpRequest,
     t: web::Path<String>,
+    q: ListQuery<ActivityParams>,
 ) -> ApiResult<HttpResponse> {
-    let q = QueryPairs::of(&req, &[], false)?;
-    let paging = q.paging(&req)?;
     let filter = EventFilter {
-        since: q
-            .one("updated_since")
-            .map(|s| parse_cursor(Some(s)))
-            .transpose()?,
-        kind: q.one("type").map(str::to_owned),
+        since: q.filters.updated_since.map(|c| c.0),
+        kind: q.filters.kind.clone(),
     };
     let page = state
         .plan
-        .task_events(&caller.0, &task_ref(&t)?, &filter, paging.request())
+        .task_events(&caller.0, &task_ref(&t)?, &filter, q.paging.request())
         .await?;
     let views = event_views(&state, caller.0.org_id(), &page.results).await?;
-    Ok(HttpResponse::Ok().json(links(&state, &req).envelope(
-        &paging,
-        Page {
-            count: page.count,
-            results: views,
-        },
-    )))
+    Ok(HttpResponse::Ok().json(q.envelope(Page {
+        count: page.count,
+        results: views,
+    })))
 }
