@@ -988,6 +988,8 @@ pub async fn grouped_tasks(
     q: Query<GroupedParams>,
 ) -> ApiResult<HttpResponse> {
     let grouped = state.plan.grouped_tasks(&caller.0, &q.0.query()).await?;
+    // Every cell's cards viewed at once, in the order they are taken back below: each group,
+    // then its lanes.
     let mut cells: Vec<&[Task]> = Vec::new();
     for g in &grouped.groups {
         cells.push(&g.tasks);
