@@ -10,8 +10,8 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::ports::{
-    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, TaskEvent, TaskFilter, TaskSort,
-    TaskSortKey,
+    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskEvent,
+    TaskFilter, TaskSort, TaskSortKey,
 };
 use crate::{
     Board, BoardId, BoardRef, Plan, PlanActor, PlanScopes, Preview, Restore, State, StateId, Task,
@@ -137,6 +137,14 @@ fn subtask_cross_board(why: &str) -> Error {
 
 fn subtask_depth_exceeded(why: &str) -> Error {
     Error::new(ErrorCode::SubtaskDepthExceeded, why.to_owned())
+}
+
+/// The store refused a parent that passed [`Plan::new_parent`]'s checks: a concurrent write
+/// changed the tree in between.
+fn nested_by_a_race() -> Error {
+    subtask_depth_exceeded(
+        "Sub-tasks nest one level only: the parent is now a sub-task, or this task now has sub-tasks.",
+    )
 }
 
 /// A parent for sub-tasks: live, and not a sub-task itself (sub-tasks nest one level only).
@@ -535,6 +543,9 @@ impl Plan {
                     "No task key could be allocated; retry with the same Idempotency-Key.",
                 ))
             }
+            Err(RepoError::Conflict { constraint }) if constraint == SUBTASK_ONE_LEVEL => {
+                Err(nested_by_a_race())
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -547,6 +558,9 @@ impl Plan {
             Err(RepoError::Conflict { constraint }) if constraint == "version" => {
                 let current = self.ports.tasks.get_task(task.org_id, task.id).await?;
                 Err(version_conflict(current.version))
+            }
+            Err(RepoError::Conflict { constraint }) if constraint == SUBTASK_ONE_LEVEL => {
+                Err(nested_by_a_race())
             }
             Err(e) => Err(e.into()),
         }

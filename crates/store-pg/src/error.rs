@@ -12,6 +12,14 @@ pub(crate) fn db_error(e: DieselError) -> RepoError {
         ) => RepoError::Conflict {
             constraint: info.constraint_name().unwrap_or("unknown").to_owned(),
         },
+        // A rule a trigger checks again inside the write's transaction, refused by name.
+        DieselError::DatabaseError(DatabaseErrorKind::CheckViolation, info)
+            if info.constraint_name() == Some(teamcomm_plan::ports::SUBTASK_ONE_LEVEL) =>
+        {
+            RepoError::Conflict {
+                constraint: teamcomm_plan::ports::SUBTASK_ONE_LEVEL.to_owned(),
+            }
+        }
         // The server went away (closed socket, restart, `pg_terminate_backend`): retryable.
         DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,

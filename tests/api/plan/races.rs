@@ -1,5 +1,5 @@
 //! Plan writes fired at once: the rules a write checks against what is stored hold when many
-//! requests race (relations: no link twice, no cycle of blocks).
+//! requests race (relations: no link twice, no cycle of blocks; sub-tasks one level deep).
 
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
@@ -12,14 +12,16 @@ use super::kit::{PlanOrg, plan};
 async fn roomy_app() -> TestApp {
     TestApp::builder()
         .var("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_WRITES", "100000")
+        .var("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_BULK", "100000")
         .spawn()
         .await
 }
 
-/// Sends every `(method, path, body)` at once with `key`; the answers in the same order.
+/// Sends every `(method, path, body)` at once with `key` (each with an `Idempotency-Key` of
+/// its own); the answers in the same order.
 async fn at_once(app: &TestApp, key: &str, calls: Vec<(&str, String, Value)>) -> Vec<Resp> {
     let mut sent = Vec::new();
-    for (method, path, body) in calls {
+    for (i, (method, path, body)) in calls.into_iter().enumerate() {
         let request = app
             .client
             .request(
@@ -27,6 +29,10 @@ async fn at_once(app: &TestApp, key: &str, calls: Vec<(&str, String, Value)>) ->
                 app.url(&format!("/v1/plan/{path}")),
             )
             .header("X-API-KEY", key)
+            .header(
+                "Idempotency-Key",
+                format!("race-{i:04}-{}", uuid::Uuid::new_v4()),
+            )
             .json(&body);
         sent.push(tokio::spawn(async move {
             TestApp::read(request.send().await.expect("request")).await
@@ -178,4 +184,53 @@ async fn racing_relations_store_one_link_and_never_a_cycle() {
     let events = "SELECT COUNT(*) AS n FROM plan_task_events \
          WHERE organization_id = $1::uuid AND type = 'relation_added'";
     assert_eq!(stored(&app, org, events).await, 21);
+}
+
+/// Pairs of tasks, each put under the other at the same time (two `set_parent` calls): one
+/// wins, the other is refused `subtask_depth_exceeded`, and nothing nests two levels.
+#[actix_web::test]
+async fn racing_parents_nest_one_level() {
+    let app = roomy_app().await;
+    let o = PlanOrg::new(&app).await;
+    let keys = tasks(&app, &o, 20).await;
+    let set_parent = |task: &str, parent: &str| {
+        let items = json!([{"task": task, "parent": parent}]);
+        let body = json!({"operation": "set_parent", "items": items});
+        ("POST", "tasks/bulk/".to_owned(), body)
+    };
+    let mut calls = Vec::new();
+    for pair in keys.chunks(2) {
+        calls.push(set_parent(&pair[0], &pair[1]));
+        calls.push(set_parent(&pair[1], &pair[0]));
+    }
+    let answers = at_once(&app, &o.member_key, calls).await;
+    for pair in answers.chunks(2) {
+        let mut rows: Vec<(String, String)> = pair
+            .iter()
+            .map(|r| {
+                assert_eq!(r.status, 200, "{}", r.text);
+                let row = &r.body["results"][0];
+                let code = row["code"].as_str().unwrap_or_default().to_owned();
+                (row["status"].as_str().unwrap().to_owned(), code)
+            })
+            .collect();
+        rows.sort();
+        assert_eq!(
+            rows,
+            [
+                ("error".to_owned(), "subtask_depth_exceeded".to_owned()),
+                ("ok".to_owned(), String::new())
+            ],
+            "{} / {}",
+            pair[0].text,
+            pair[1].text
+        );
+    }
+    let org = o.org.as_str();
+    let sub_tasks = "SELECT COUNT(*) AS n FROM plan_tasks \
+         WHERE organization_id = $1::uuid AND parent_id IS NOT NULL";
+    assert_eq!(stored(&app, org, sub_tasks).await, 10);
+    let nested = "SELECT COUNT(*) AS n FROM plan_tasks c JOIN plan_tasks p ON p.id = c.parent_id \
+         WHERE c.organization_id = $1::uuid AND p.parent_id IS NOT NULL";
+    assert_eq!(stored(&app, org, nested).await, 0);
 }

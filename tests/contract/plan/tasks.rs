@@ -9,8 +9,8 @@ use serde_json::json;
 use teamcomm_kernel::{OrgId, PageRequest, RepoError};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::ports::{
-    EventFilter, NewTask, NewTaskEvent, OwnerFilter, TaskFilter, TaskRepository, TaskSort,
-    TaskSortKey,
+    EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskFilter, TaskRepository,
+    TaskSort, TaskSortKey,
 };
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
@@ -28,6 +28,7 @@ contract!(
     board_moves_take_the_next_number_there,
     lists_filter_sort_and_page,
     subtasks_are_found_archived_ones_too,
+    the_store_nests_subtasks_one_level_even_under_races,
     counts_follow_every_write,
     the_delta_window_sees_every_write_once,
 );
@@ -571,6 +572,105 @@ async fn subtasks_are_found_archived_ones_too(p: Ports) {
     };
     repo.save_task(&archived, &event("archived")).await.unwrap();
     assert!(has(org.id, parent.id).await.unwrap());
+}
+
+fn one_level_refusal<T: std::fmt::Debug>(r: Result<T, RepoError>) {
+    match r {
+        Err(RepoError::Conflict { constraint }) => assert_eq!(constraint, SUBTASK_ONE_LEVEL),
+        other => panic!("expected the one-level conflict, got {other:?}"),
+    }
+}
+
+/// The store checks one-level nesting itself (the service checks first, but a racing write
+/// can change the tree in between): no sub-task under a sub-task, no parent for a parent;
+/// and of A put under B while B is put under A, one write wins.
+async fn the_store_nests_subtasks_one_level_even_under_races(p: Ports) {
+    let org = p.org("One level").await;
+    let (b, states) = board(&p, org.id, "ONE").await;
+    let todo = state(&states, StateCategory::Todo);
+    let repo = p.plan.tasks.clone();
+    let create = |title: &str, parent: Option<TaskId>| NewTask {
+        parent_id: parent,
+        ..new_task(org.id, &b, todo, title)
+    };
+    let top = repo
+        .create_task(&create("top", None), &event("created"))
+        .await
+        .unwrap();
+    let sub = repo
+        .create_task(&create("sub", Some(top.id)), &event("created"))
+        .await
+        .unwrap();
+    one_level_refusal(
+        repo.create_task(&create("deeper", Some(sub.id)), &event("created"))
+            .await,
+    );
+    let other = repo
+        .create_task(&create("other", None), &event("created"))
+        .await
+        .unwrap();
+    // A parent cannot become a sub-task; a sub-task cannot take sub-tasks.
+    let top_under_other = Task {
+        parent_id: Some(other.id),
+        ..top.clone()
+    };
+    one_level_refusal(repo.save_task(&top_under_other, &event("updated")).await);
+    let other_under_sub = Task {
+        parent_id: Some(sub.id),
+        ..other.clone()
+    };
+    one_level_refusal(repo.save_task(&other_under_sub, &event("updated")).await);
+    // Unchanged parents and other fields still save.
+    let renamed = Task {
+        title: "renamed".into(),
+        ..sub.clone()
+    };
+    repo.save_task(&renamed, &event("updated")).await.unwrap();
+    // Pairs of top-level tasks, each put under the other at the same time.
+    let mut pairs = Vec::new();
+    for i in 0..10 {
+        let a = repo
+            .create_task(&create(&format!("a{i}"), None), &event("created"))
+            .await
+            .unwrap();
+        let b = repo
+            .create_task(&create(&format!("b{i}"), None), &event("created"))
+            .await
+            .unwrap();
+        pairs.push((a, b));
+    }
+    let mut writes = Vec::new();
+    for (a, b) in &pairs {
+        for (t, parent) in [(a.clone(), b.id), (b.clone(), a.id)] {
+            let repo = repo.clone();
+            writes.push(tokio::spawn(async move {
+                let t = Task {
+                    parent_id: Some(parent),
+                    ..t
+                };
+                repo.save_task(&t, &event("updated")).await
+            }));
+        }
+    }
+    let mut results = Vec::new();
+    for w in writes {
+        results.push(w.await.unwrap());
+    }
+    for pair in results.chunks(2) {
+        let won = pair.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(won, 1, "one of each pair wins: {pair:?}");
+        for r in pair.iter().filter(|r| r.is_err()) {
+            one_level_refusal(r.clone());
+        }
+    }
+    for (a, b) in &pairs {
+        let a = repo.get_task(org.id, a.id).await.unwrap();
+        let b = repo.get_task(org.id, b.id).await.unwrap();
+        assert!(
+            a.parent_id.is_none() || b.parent_id.is_none(),
+            "{a:?} {b:?}"
+        );
+    }
 }
 
 /// Writers change tasks while a poller follows the feed from cursor to cursor: every write

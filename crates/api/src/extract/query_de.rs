@@ -26,6 +26,16 @@ use teamcomm_kernel::{Error, ErrorCode};
 /// Values a sequence parameter takes at most.
 pub const MAX_VALUES: usize = 50;
 
+/// The code of a repeatable filter given more than [`MAX_VALUES`] values: the spec's own for
+/// the label filter ("not a label UUID, or more than 50": `invalid_label_filter`), else
+/// `too_many_filter_values`.
+fn over_limit_code(key: &str) -> ErrorCode {
+    match key {
+        "label" => ErrorCode::InvalidLabelFilter,
+        _ => ErrorCode::TooManyFilterValues,
+    }
+}
+
 /// The paging parameters ([`crate::paging::PageParams`]).
 pub const PAGING: [&str; 4] = ["page", "page_size", "limit", "offset"];
 
@@ -310,7 +320,7 @@ impl<'de> Deserializer<'de> for Values<'_> {
         if parts.len() > MAX_VALUES {
             return Err(reject(
                 Error::new(
-                    ErrorCode::TooManyFilterValues,
+                    over_limit_code(self.key),
                     format!("At most {MAX_VALUES} values of {}.", self.key),
                 )
                 .with_extra("limit", MAX_VALUES),

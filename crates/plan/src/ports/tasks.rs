@@ -134,10 +134,16 @@ pub struct TaskFilter {
     pub open_only: bool,
 }
 
+/// The conflict a create or a save answers when the parent it gives would nest sub-tasks two
+/// levels (its parent is a sub-task, or the task has sub-tasks): checked again in the write's
+/// transaction, so that two racing writes cannot both pass the service's check.
+pub const SUBTASK_ONE_LEVEL: &str = "plan_tasks_one_level";
+
 #[async_trait]
 pub trait TaskRepository: Send + Sync + 'static {
     /// Inserts the task with the board's next number (taken under the board row's lock in the
     /// task's transaction: no gaps, no duplicates), last in its column, and its event.
+    /// `Conflict` on [`SUBTASK_ONE_LEVEL`] when its parent is a sub-task.
     async fn create_task(&self, task: &NewTask, event: &NewTaskEvent) -> Result<Task, RepoError>;
     async fn get_task(&self, org: OrgId, id: TaskId) -> Result<Task, RepoError>;
     /// The task numbered `number` on the board.
@@ -149,7 +155,8 @@ pub trait TaskRepository: Send + Sync + 'static {
     ) -> Result<Task, RepoError>;
     /// Writes the task's fields (state, rank, dates, archive flags, …) if its stored version is
     /// still `task.version`, bumps the version, stamps `updated_at` and records the event, in
-    /// one transaction. `Conflict { constraint: "version" }` when the version moved.
+    /// one transaction. `Conflict { constraint: "version" }` when the version moved, on
+    /// [`SUBTASK_ONE_LEVEL`] when a new parent would nest sub-tasks two levels.
     async fn save_task(&self, task: &Task, event: &NewTaskEvent) -> Result<Task, RepoError>;
     /// As [`Self::save_task`], for a task put on another board (`task.board_id`): it takes that
     /// board's next number and goes last in its column.

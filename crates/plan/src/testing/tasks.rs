@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use super::{InMemoryPlan, PlanState};
 use crate::ports::{
-    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, TaskEvent, TaskFilter,
-    TaskRepository, TaskSort, TaskSortKey,
+    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskEvent,
+    TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use crate::tasks::RANK_STEP;
 use crate::{BoardId, StateId, Task, TaskId};
@@ -56,6 +56,21 @@ impl PlanState {
             .max()
             .unwrap_or(0)
             + RANK_STEP
+    }
+
+    /// The store's own check of one-level nesting (Postgres: `plan_tasks_one_level`).
+    fn check_one_level(&self, task: TaskId, parent: TaskId) -> Result<(), RepoError> {
+        let tasks = &self.tasks.tasks;
+        let nested = tasks
+            .iter()
+            .any(|t| t.id == parent && t.parent_id.is_some())
+            || tasks.iter().any(|t| t.parent_id == Some(task));
+        if nested {
+            return Err(RepoError::Conflict {
+                constraint: SUBTASK_ONE_LEVEL.into(),
+            });
+        }
+        Ok(())
     }
 
     fn take_number(&mut self, board: BoardId) -> i64 {
@@ -201,6 +216,9 @@ impl TaskRepository for InMemoryPlan {
         let now = self.now();
         let mut st = self.lock();
         let board_key = st.board_key(new.org_id, new.board_id)?;
+        if let Some(parent) = new.parent_id {
+            st.check_one_level(new.id, parent)?;
+        }
         let number = st.take_number(new.board_id);
         let rank = st.end_of_column(new.state_id, new.id);
         let task = Task {
@@ -266,7 +284,7 @@ impl TaskRepository for InMemoryPlan {
         let stored = st
             .tasks
             .tasks
-            .iter_mut()
+            .iter()
             .find(|t| t.id == task.id && t.org_id == task.org_id)
             .ok_or(RepoError::NotFound)?;
         if stored.version != task.version || stored.board_id != task.board_id {
@@ -274,6 +292,15 @@ impl TaskRepository for InMemoryPlan {
                 constraint: "version".into(),
             });
         }
+        if let Some(parent) = task.parent_id.filter(|p| stored.parent_id != Some(*p)) {
+            st.check_one_level(task.id, parent)?;
+        }
+        let stored = st
+            .tasks
+            .tasks
+            .iter_mut()
+            .find(|t| t.id == task.id && t.org_id == task.org_id)
+            .ok_or(RepoError::NotFound)?;
         *stored = Task {
             version: task.version + 1,
             updated_at: now,

@@ -1032,9 +1032,10 @@ pub async fn grouped_tasks(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchParams {
-    /// 2 to 256 characters: in the title, description or key.
-    #[param(min_length = 2, max_length = 256)]
-    q: String,
+    /// 2 to 256 characters: in the title, description or key. Missing or blank, it is too
+    /// short (`search_query_too_short`), as the spec's Plan search codes say.
+    #[param(required = true, min_length = 2, max_length = 256)]
+    q: Option<String>,
 }
 
 #[utoipa::path(
@@ -1042,7 +1043,7 @@ pub struct SearchParams {
     params(SearchParams, PageParams),
     responses(
         (status = 200, body = ListEnvelope<TaskView>),
-        (status = 400, description = "`search_query_too_short`, `search_query_too_long`, `invalid_filter_value` (no `q`)", body = ErrorBody),
+        (status = 400, description = "`search_query_too_short` (also a missing `q`), `search_query_too_long`", body = ErrorBody),
     )
 )]
 #[get("/v1/plan/search/")]
@@ -1053,7 +1054,11 @@ pub async fn search(
 ) -> ApiResult<HttpResponse> {
     let page = state
         .plan
-        .search_tasks(&caller.0, &q.filters.q, q.paging.request())
+        .search_tasks(
+            &caller.0,
+            q.filters.q.as_deref().unwrap_or_default(),
+            q.paging.request(),
+        )
         .await?;
     let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))

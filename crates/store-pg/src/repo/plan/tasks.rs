@@ -435,6 +435,29 @@ async fn write_task(
     Ok(updated == 1)
 }
 
+/// A task given another parent: its board row is locked before the task row is, so such writes
+/// (and creates, which hold that lock) run one at a time and the one-level trigger
+/// (`plan_tasks_one_level`) of each sees the others'. The trigger takes the lock too, but only
+/// once the update holds the task row: two writers each holding a task that the other's
+/// foreign-key check must share would deadlock.
+async fn lock_board_for_new_parent(
+    conn: &mut AsyncPgConnection,
+    task: &Task,
+    parent: TaskId,
+) -> Result<(), diesel::result::Error> {
+    Sql::new("SELECT 1 AS value FROM plan_boards b WHERE b.id = ")
+        .bind::<SqlUuid, _>(task.board_id.0)
+        .push(" AND EXISTS (SELECT 1 FROM plan_tasks t WHERE t.id = ")
+        .bind::<SqlUuid, _>(task.id.0)
+        .push(" AND t.parent_id IS DISTINCT FROM ")
+        .bind::<SqlUuid, _>(parent.0)
+        .push(") FOR UPDATE OF b")
+        .query
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Why a guarded write touched no row: the task is gone, or its version moved.
 async fn missed(conn: &mut AsyncPgConnection, task: &Task) -> RepoError {
     match load_task(conn, task.org_id, task.id).await {
@@ -555,6 +578,9 @@ impl TaskRepository for PgTasks {
         let event = event.clone();
         let saved = conn
             .transaction(async |conn| {
+                if let Some(parent) = task.parent_id {
+                    lock_board_for_new_parent(conn, &task, parent).await?;
+                }
                 let at = stamp(conn).await?;
                 // The board and number stay: `number` is re-bound to its stored value.
                 let stored: Numbered = Sql::new("SELECT number FROM plan_tasks WHERE id = ")
