@@ -16,7 +16,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::holders::BOARDS;
-use super::projects::{Tx, team_uuids};
+use super::projects::{Tx, decoding, team_uuids};
 use crate::Database;
 use crate::error::{db_error, unknown_organization};
 use crate::repo::count_from;
@@ -43,10 +43,6 @@ struct BoardRow {
     created_by_id: Option<Uuid>,
     created_at: OffsetDateTime,
     updated_at: OffsetDateTime,
-}
-
-fn decoding(what: &str, value: &str) -> RepoError {
-    RepoError::Other(format!("unknown {what} {value:?} in the database"))
 }
 
 impl TryFrom<BoardRow> for Board {
@@ -352,15 +348,7 @@ impl BoardRepository for PgBoards {
     }
 
     async fn count_live_boards(&self, org: OrgId) -> Result<u64, RepoError> {
-        let mut conn = self.db.conn().await?;
-        let n: i64 = plan_boards::table
-            .filter(plan_boards::organization_id.eq(org.0))
-            .filter(plan_boards::is_archived.eq(false))
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        count_from(n)
+        BOARDS.count_live(&self.db, org).await
     }
 
     async fn update_board(

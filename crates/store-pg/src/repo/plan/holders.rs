@@ -1,5 +1,6 @@
 //! SQL that projects and boards share: both hold member grants (two tables with the same
-//! columns but the one naming the holder) and a place in their organization's order.
+//! columns but the one naming the holder), a place in their organization's order, and an
+//! archived flag.
 
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel::{OptionalExtension, QueryableByName};
@@ -12,6 +13,7 @@ use uuid::Uuid;
 
 use crate::Database;
 use crate::error::db_error;
+use crate::repo::count_from;
 
 /// Where a kind of holder lives. The names are these constants only, never input, so they
 /// are written into the statements.
@@ -76,6 +78,12 @@ struct Row {
     id: Uuid,
 }
 
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
 impl Holder {
     /// `NotFound` unless the organization has this holder.
     async fn exists(
@@ -94,6 +102,19 @@ impl Holder {
         .await
         .map_err(db_error)?;
         Ok(())
+    }
+
+    /// Live (not archived) holders of the organization.
+    pub(super) async fn count_live(self, db: &Database, org: OrgId) -> Result<u64, RepoError> {
+        let n: Count = diesel::sql_query(format!(
+            "SELECT count(*) AS n FROM {} WHERE organization_id = $1 AND NOT is_archived",
+            self.table
+        ))
+        .bind::<SqlUuid, _>(org.0)
+        .get_result(&mut db.conn().await?)
+        .await
+        .map_err(db_error)?;
+        count_from(n.n)
     }
 
     /// The holder's grants, oldest first.

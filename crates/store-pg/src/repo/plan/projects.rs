@@ -39,7 +39,8 @@ struct ProjectRow {
     updated_at: OffsetDateTime,
 }
 
-fn decoding(what: &str, value: &str) -> RepoError {
+/// A stored value no variant reads (the tables' CHECKs keep it from happening).
+pub(super) fn decoding(what: &str, value: &str) -> RepoError {
     RepoError::Other(format!("unknown {what} {value:?} in the database"))
 }
 
@@ -230,15 +231,7 @@ impl ProjectRepository for PgProjects {
     }
 
     async fn count_live_projects(&self, org: OrgId) -> Result<u64, RepoError> {
-        let mut conn = self.db.conn().await?;
-        let n: i64 = plan_projects::table
-            .filter(plan_projects::organization_id.eq(org.0))
-            .filter(plan_projects::is_archived.eq(false))
-            .count()
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
-        count_from(n)
+        PROJECTS.count_live(&self.db, org).await
     }
 
     async fn update_project(
