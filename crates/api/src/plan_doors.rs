@@ -282,7 +282,7 @@ pub fn document(operation: &mut Operation, door: PlanDoor) {
              a body's `agent_name` wins). Refused from keys without a person \
              (`invalid_agent_attribution`).",
             text(
-                "^ *[A-Za-z0-9.\\-_()'#+/&,:][A-Za-z0-9 .\\-_()'#+/&,:]*$",
+                "^[A-Za-z0-9.\\-_()'#+/&,:]([A-Za-z0-9 .\\-_()'#+/&,:]*[A-Za-z0-9.\\-_()'#+/&,:])?$",
                 128,
             )
             .into(),

@@ -215,6 +215,14 @@ pub fn check_search(raw: Option<&str>) -> Result<Option<String>, Error> {
     let Some(q) = raw.map(str::trim) else {
         return Ok(None);
     };
+    // Postgres text cannot hold NUL: refused here rather than failing the query.
+    if q.contains('\0') {
+        return Err(Error::new(
+            ErrorCode::InvalidFilterValue,
+            "Search text holds a NUL character.",
+        )
+        .with_extra("parameter", "search"));
+    }
     let n = q.chars().count();
     if n < 2 {
         return Err(Error::new(

@@ -73,21 +73,14 @@ impl FromRequest for DryRun {
 
 /// Whether a query string asks for a dry run (`dry_run=true|1`; `false|0` or absent: no).
 pub fn dry_run_of(query: &str) -> Result<bool, Error> {
-    let found = query
-        .split('&')
-        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
-        .find(|(k, _)| *k == "dry_run")
-        .map(|(_, v)| v);
-    match found {
-        None => Ok(false),
-        Some("true" | "1" | "True") => Ok(true),
-        Some("false" | "0" | "False" | "") => Ok(false),
-        Some(_) => Err(Error::new(
-            teamcomm_kernel::ErrorCode::InvalidFilterValue,
-            "dry_run is true or false.",
-        )
-        .with_extra("parameter", "dry_run")),
+    /// Read by the one query deserializer: percent-decoded, blank is absent, a flag as
+    /// everywhere (`true`/`false`, `1`/`0`), a bad value `invalid_filter_value` naming it.
+    #[derive(serde::Deserialize)]
+    struct DryRunParam {
+        dry_run: Option<bool>,
     }
+    let found: DryRunParam = crate::extract::query_de::from_query_string(query)?;
+    Ok(found.dry_run.unwrap_or(false))
 }
 
 /// A dry run's answer as every previewing door writes it.
