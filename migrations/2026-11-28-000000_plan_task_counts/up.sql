@@ -15,12 +15,15 @@
 CREATE TABLE plan_column_task_counts (
     board_id uuid NOT NULL REFERENCES plan_boards (id) ON DELETE CASCADE,
     state_id uuid NOT NULL REFERENCES plan_states (id) ON DELETE CASCADE,
+    -- the board's, so a count scoped by organization reads this table alone
+    organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     live_tasks bigint NOT NULL,
     PRIMARY KEY (board_id, state_id)
 );
 
-INSERT INTO plan_column_task_counts (board_id, state_id, live_tasks)
-SELECT board_id, state_id, count(*) FROM plan_tasks WHERE NOT is_archived GROUP BY board_id, state_id;
+INSERT INTO plan_column_task_counts (board_id, state_id, organization_id, live_tasks)
+SELECT board_id, state_id, organization_id, count(*) FROM plan_tasks WHERE NOT is_archived
+GROUP BY board_id, state_id, organization_id;
 
 -- The live rows a statement removed (old) and added (new), netted per column: a write that
 -- moves no task between columns and archives or restores none (a title, a rank) changes
@@ -29,9 +32,9 @@ SELECT board_id, state_id, count(*) FROM plan_tasks WHERE NOT is_archived GROUP 
 CREATE FUNCTION plan_tasks_count_live() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO plan_column_task_counts AS c (board_id, state_id, live_tasks)
-        SELECT board_id, state_id, count(*) FROM new_tasks WHERE NOT is_archived
-        GROUP BY board_id, state_id ORDER BY board_id, state_id
+        INSERT INTO plan_column_task_counts AS c (board_id, state_id, organization_id, live_tasks)
+        SELECT board_id, state_id, organization_id, count(*) FROM new_tasks WHERE NOT is_archived
+        GROUP BY board_id, state_id, organization_id ORDER BY board_id, state_id
         ON CONFLICT (board_id, state_id) DO UPDATE SET live_tasks = c.live_tasks + excluded.live_tasks;
     ELSIF TG_OP = 'DELETE' THEN
         -- Tasks go only with their organization, whose cascade may have taken the counters
@@ -41,12 +44,15 @@ BEGIN
               GROUP BY board_id, state_id) gone
         WHERE c.board_id = gone.board_id AND c.state_id = gone.state_id;
     ELSE
-        INSERT INTO plan_column_task_counts AS c (board_id, state_id, live_tasks)
-        SELECT board_id, state_id, sum(n)
-        FROM (SELECT board_id, state_id, -1 AS n FROM old_tasks WHERE NOT is_archived
+        INSERT INTO plan_column_task_counts AS c (board_id, state_id, organization_id, live_tasks)
+        SELECT board_id, state_id, organization_id, sum(n)
+        FROM (SELECT board_id, state_id, organization_id, -1 AS n FROM old_tasks
+              WHERE NOT is_archived
               UNION ALL
-              SELECT board_id, state_id, 1 FROM new_tasks WHERE NOT is_archived) moved
-        GROUP BY board_id, state_id HAVING sum(n) <> 0 ORDER BY board_id, state_id
+              SELECT board_id, state_id, organization_id, 1 FROM new_tasks
+              WHERE NOT is_archived) moved
+        GROUP BY board_id, state_id, organization_id HAVING sum(n) <> 0
+        ORDER BY board_id, state_id
         ON CONFLICT (board_id, state_id) DO UPDATE SET live_tasks = c.live_tasks + excluded.live_tasks;
     END IF;
     RETURN NULL;

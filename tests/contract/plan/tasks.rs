@@ -397,7 +397,8 @@ async fn lists_filter_sort_and_page(p: Ports) {
 
 /// The live tasks of each column of `b` are `expected` (the others none), as every count
 /// reads them: a list of the board, of each column (a page of one, so the count is not
-/// proved by the page), the column limit's count, the board's counts by column.
+/// proved by the page, and a page past the end), the column limit's count, the board's counts
+/// by column.
 async fn assert_counts(
     p: &Ports,
     org: OrgId,
@@ -412,7 +413,7 @@ async fn assert_counts(
             .find(|(e, _)| e.id == s.id)
             .map_or(0, |(_, n)| *n)
     };
-    let count = |state: Option<&State>| {
+    let count = |state: Option<&State>, offset: u64| {
         let filter = TaskFilter {
             boards: vec![b.id],
             state: state.map(|s| s.id),
@@ -423,10 +424,7 @@ async fn assert_counts(
                 org,
                 &filter,
                 TaskSort::default(),
-                PageRequest {
-                    offset: 0,
-                    limit: 1,
-                },
+                PageRequest { offset, limit: 1 },
             )
             .await
             .unwrap()
@@ -434,9 +432,19 @@ async fn assert_counts(
         }
     };
     let total: u64 = expected.iter().map(|(_, n)| n).sum();
-    assert_eq!(count(None).await, total, "tasks of {}", b.key);
+    for offset in [0, 100] {
+        assert_eq!(count(None, offset).await, total, "tasks of {}", b.key);
+    }
     for s in states {
-        assert_eq!(count(Some(s)).await, of(s), "tasks of {} {}", b.key, s.name);
+        for offset in [0, 100] {
+            assert_eq!(
+                count(Some(s), offset).await,
+                of(s),
+                "tasks of {} {}",
+                b.key,
+                s.name
+            );
+        }
         assert_eq!(
             repo.count_column(org, b.id, s.id, 5_000).await.unwrap(),
             of(s),

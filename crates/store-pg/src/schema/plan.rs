@@ -110,6 +110,7 @@ diesel::table! {
     plan_column_task_counts (board_id, state_id) {
         board_id -> Uuid,
         state_id -> Uuid,
+        organization_id -> Uuid,
         live_tasks -> Int8,
     }
 }

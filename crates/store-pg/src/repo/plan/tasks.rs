@@ -193,6 +193,15 @@ impl From<TaskRow> for Task {
     }
 }
 
+/// A task of a list with the list's kept count (null when the count is not kept).
+#[derive(Debug, QueryableByName)]
+struct ListedRow {
+    #[diesel(embed)]
+    task: TaskRow,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    total: Option<i64>,
+}
+
 #[derive(Debug, QueryableByName)]
 struct EventRow {
     #[diesel(sql_type = SqlUuid)]
@@ -288,7 +297,8 @@ async fn load_task(
 
 /// The statement clock, read just before a write's last statements.
 async fn stamp(conn: &mut AsyncPgConnection) -> Result<OffsetDateTime, diesel::result::Error> {
-    let s: Stamp = diesel::sql_query("SELECT clock_timestamp() AS at")
+    let s: Stamp = Sql::new("SELECT clock_timestamp() AS at")
+        .query
         .get_result(conn)
         .await?;
     Ok(s.at)
@@ -683,10 +693,16 @@ impl TaskRepository for PgTasks {
         }
         let mut conn = self.db.conn().await?;
         let (limit, offset) = limits(page);
-        let rows: Vec<TaskRow> = filtered(
-            Sql::new(&format!(
-                "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id"
-            )),
+        let kept = kept_count(filter);
+        // A kept count comes with the page, in its statement.
+        let select = Sql::new(&format!("SELECT {TASK_COLUMNS}, "));
+        let select = if kept {
+            kept_total(select, org, filter)
+        } else {
+            select.push("NULL::bigint")
+        };
+        let rows: Vec<ListedRow> = filtered(
+            select.push(" AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id"),
             org,
             filter,
         )
@@ -700,25 +716,19 @@ impl TaskRepository for PgTasks {
         .await
         .map_err(db_error)?;
         let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-        let count = if shown < limit && (shown > 0 || offset == 0) {
+        let count = if let Some(n) = rows.as_slice().first().and_then(|r| r.total) {
+            n
+        } else if shown < limit && (shown > 0 || offset == 0) {
             // The page proves the total: not empty and not full is the last page, and an
             // empty first page means nothing matches.
             offset.saturating_add(shown)
-        } else if kept_count(filter) {
-            // Boards and maybe a column, nothing else (a board's page): the kept counts of
-            // their columns, a few rows whatever the boards hold.
-            let mut sql = Sql::new(
-                "SELECT COALESCE(SUM(c.live_tasks), 0)::bigint AS value \
-                 FROM plan_column_task_counts c JOIN plan_boards b ON b.id = c.board_id \
-                 WHERE c.board_id = ANY(",
+        } else if kept {
+            // A page past the end.
+            total(
+                kept_total(Sql::new("SELECT "), org, filter).push(" AS value"),
+                &mut conn,
             )
-            .bind::<Array<SqlUuid>, _>(filter.boards.iter().map(|b| b.0).collect::<Vec<_>>())
-            .push(") AND b.organization_id = ")
-            .bind::<SqlUuid, _>(org.0);
-            if let Some(state) = filter.state {
-                sql = sql.push(" AND c.state_id = ").bind::<SqlUuid, _>(state.0);
-            }
-            total(sql, &mut conn).await?
+            .await?
         } else {
             let sql = filtered(
                 Sql::new(
@@ -731,7 +741,7 @@ impl TaskRepository for PgTasks {
         };
         Ok(Page {
             count: count_from(count)?,
-            results: rows.into_iter().map(Task::from).collect(),
+            results: rows.into_iter().map(|r| Task::from(r.task)).collect(),
         })
     }
 
@@ -779,20 +789,20 @@ impl TaskRepository for PgTasks {
 
     async fn count_column(
         &self,
-        _org: OrgId,
+        org: OrgId,
         board: BoardId,
         state: StateId,
         bound: u64,
     ) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
-        // The column's kept count (the board, which the caller loaded for its organization,
-        // is enough to find it).
         let count: One<i64> = Sql::new(
             "SELECT COALESCE((SELECT live_tasks FROM plan_column_task_counts WHERE board_id = ",
         )
         .bind::<SqlUuid, _>(board.0)
         .push(" AND state_id = ")
         .bind::<SqlUuid, _>(state.0)
+        .push(" AND organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
         .push("), 0) AS value")
         .query
         .get_result(&mut conn)
@@ -808,13 +818,12 @@ impl TaskRepository for PgTasks {
     ) -> Result<Vec<(StateId, u64)>, RepoError> {
         let mut conn = self.db.conn().await?;
         let rows: Vec<StateCount> = Sql::new(
-            "SELECT c.state_id, c.live_tasks AS tasks FROM plan_column_task_counts c \
-             JOIN plan_boards b ON b.id = c.board_id WHERE c.board_id = ",
+            "SELECT state_id, live_tasks AS tasks FROM plan_column_task_counts WHERE board_id = ",
         )
         .bind::<SqlUuid, _>(board.0)
-        .push(" AND b.organization_id = ")
+        .push(" AND organization_id = ")
         .bind::<SqlUuid, _>(org.0)
-        .push(" AND c.live_tasks > 0")
+        .push(" AND live_tasks > 0")
         .query
         .load(&mut conn)
         .await
@@ -919,6 +928,23 @@ fn kept_count(f: &TaskFilter) -> bool {
         state: f.state,
         ..TaskFilter::default()
     }
+}
+
+/// The kept count of a list whose filter is boards and maybe a column ([`kept_count`]), as a
+/// scalar subquery: the sum of their columns' counts, a few rows whatever the boards hold.
+fn kept_total(sql: Sql, org: OrgId, f: &TaskFilter) -> Sql {
+    let mut sql = sql
+        .push(
+            "(SELECT COALESCE(SUM(live_tasks), 0)::bigint FROM plan_column_task_counts \
+             WHERE board_id = ANY(",
+        )
+        .bind::<Array<SqlUuid>, _>(f.boards.iter().map(|b| b.0).collect::<Vec<_>>())
+        .push(") AND organization_id = ")
+        .bind::<SqlUuid, _>(org.0);
+    if let Some(state) = f.state {
+        sql = sql.push(" AND state_id = ").bind::<SqlUuid, _>(state.0);
+    }
+    sql.push(")")
 }
 
 /// The `WHERE` of a task list.
