@@ -606,7 +606,6 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)] // only parsed
     struct Strict {
         n: Option<u64>,
         offset: Option<u64>,
@@ -628,7 +627,7 @@ mod tests {
         // Paging and dry runs are other extractors' (`offset` is this struct's own).
         let s: Strict =
             from_query_string("page=2&page_size=5&limit=1&dry_run=true&offset=3&id=1").unwrap();
-        assert_eq!((s.offset, s.id), (Some(3), vec![1]));
+        assert_eq!((s.n, s.offset, s.id), (None, Some(3), vec![1]));
         // Not strict: others ignored.
         assert!(from_query_string::<Q>("zzz=1").is_ok());
     }
@@ -637,9 +636,10 @@ mod tests {
     fn a_missing_required_parameter_is_named() {
         #[derive(Debug, Deserialize)]
         struct Required {
-            #[allow(dead_code)] // only parsed
             since: String,
         }
+        let given: Required = from_query_string("since=2026-11-01").unwrap();
+        assert_eq!(given.since, "2026-11-01");
         for qs in ["", "since=", "since=%20"] {
             let e = from_query_string::<Required>(qs).unwrap_err();
             assert_eq!(
