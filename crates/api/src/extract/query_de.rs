@@ -282,10 +282,28 @@ impl<'a> Values<'a> {
     }
 }
 
+/// A newtype (`struct Id(u64)`) reads as the value it wraps.
+macro_rules! newtype_reads_its_inner {
+    () => {
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, QueryError> {
+            visitor.visit_newtype_struct(self)
+        }
+    };
+}
+
+/// Deserializer methods answered by the last value: `method` or `method(arg: Type, …)`.
 macro_rules! to_last {
-    ($($method:ident)*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-            self.last().$method(visitor)
+    ($($method:ident $(($($arg:ident: $ty:ty),*))?)*) => {$(
+        fn $method<V: Visitor<'de>>(
+            self,
+            $($($arg: $ty,)*)?
+            visitor: V,
+        ) -> Result<V::Value, QueryError> {
+            self.last().$method($($($arg,)*)? visitor)
         }
     )*};
 }
@@ -299,6 +317,9 @@ impl<'de> Deserializer<'de> for Values<'_> {
         deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
         deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
         deserialize_unit deserialize_map deserialize_identifier
+        deserialize_unit_struct(name: &'static str)
+        deserialize_struct(name: &'static str, fields: &'static [&'static str])
+        deserialize_enum(name: &'static str, variants: &'static [&'static str])
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
@@ -333,21 +354,7 @@ impl<'de> Deserializer<'de> for Values<'_> {
         visitor.visit_unit()
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, QueryError> {
-        self.last().deserialize_unit_struct(name, visitor)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, QueryError> {
-        visitor.visit_newtype_struct(self)
-    }
+    newtype_reads_its_inner! {}
 
     fn deserialize_tuple<V: Visitor<'de>>(
         self,
@@ -364,24 +371,6 @@ impl<'de> Deserializer<'de> for Values<'_> {
         visitor: V,
     ) -> Result<V::Value, QueryError> {
         self.deserialize_seq(visitor)
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, QueryError> {
-        self.last().deserialize_struct(name, fields, visitor)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, QueryError> {
-        self.last().deserialize_enum(name, variants, visitor)
     }
 }
 
@@ -418,6 +407,15 @@ impl Single<'_> {
     }
 }
 
+/// Number methods: the text parsed as the field's type, else refused saying what it must be.
+macro_rules! parsed {
+    ($($method:ident => $visit:ident, $what:literal;)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
+            visitor.$visit(self.parse($what)?)
+        }
+    )*};
+}
+
 impl<'de> Deserializer<'de> for Single<'_> {
     type Error = QueryError;
 
@@ -436,25 +434,13 @@ impl<'de> Deserializer<'de> for Single<'_> {
         }
     }
 
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-        visitor.visit_u64(self.parse("a whole number of at least 0")?)
+    parsed! {
+        deserialize_u64 => visit_u64, "a whole number of at least 0";
+        deserialize_u32 => visit_u32, "a whole number of at least 0";
+        deserialize_i64 => visit_i64, "a whole number";
     }
 
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-        visitor.visit_u32(self.parse("a whole number of at least 0")?)
-    }
-
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, QueryError> {
-        visitor.visit_i64(self.parse("a whole number")?)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, QueryError> {
-        visitor.visit_newtype_struct(self)
-    }
+    newtype_reads_its_inner! {}
 
     fn deserialize_enum<V: Visitor<'de>>(
         self,
@@ -562,6 +548,83 @@ mod tests {
         assert_eq!(e.extra()["parameter"], "flag");
         let e = from_query_string::<Q>("n=-1").unwrap_err();
         assert_eq!(e.extra()["parameter"], "n");
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Id(u64);
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Mode {
+        Add,
+        Remove,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Typed {
+        big: Option<u64>,
+        small: Option<u32>,
+        signed: Option<i64>,
+        one: Option<Id>,
+        #[serde(default)]
+        ids: Vec<Id>,
+        mode: Option<Mode>,
+    }
+
+    #[test]
+    fn numbers_newtypes_and_enums_read_by_their_type() {
+        let t: Typed = from_query_string(
+            "big=18446744073709551615&small=%204%20&signed=-3&one=7&ids=1,2&mode=remove",
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            Typed {
+                big: Some(u64::MAX),
+                small: Some(4),
+                signed: Some(-3),
+                one: Some(Id(7)),
+                ids: vec![Id(1), Id(2)],
+                mode: Some(Mode::Remove)
+            }
+        );
+        let t: Typed = from_query_string("mode=add&mode=remove&signed=").unwrap();
+        assert_eq!((t.mode, t.signed), (Some(Mode::Remove), None));
+        for (qs, parameter, detail) in [
+            (
+                "big=-1",
+                "big",
+                "`big`: must be a whole number of at least 0.",
+            ),
+            (
+                "small=4294967296",
+                "small",
+                "`small`: must be a whole number of at least 0.",
+            ),
+            ("signed=1.5", "signed", "`signed`: must be a whole number."),
+            (
+                "one=x",
+                "one",
+                "`one`: must be a whole number of at least 0.",
+            ),
+            (
+                "ids=1,x",
+                "ids",
+                "`ids`: must be a whole number of at least 0.",
+            ),
+        ] {
+            let e = from_query_string::<Typed>(qs).unwrap_err();
+            assert_eq!(
+                (e.code(), e.extra()["parameter"].clone(), e.detail()),
+                (ErrorCode::InvalidFilterValue, parameter.into(), detail),
+                "{qs}"
+            );
+        }
+        let e = from_query_string::<Typed>("mode=swap").unwrap_err();
+        assert_eq!(
+            (e.code(), e.extra()["parameter"].clone()),
+            (ErrorCode::InvalidFilterValue, "mode".into())
+        );
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
