@@ -18,6 +18,7 @@ contract!(
     people_list_by_name_bytewise_with_counts_and_pages,
     people_filters_search_names_and_e_mails_literally,
     people_are_found_by_exact_e_mail,
+    people_are_read_by_ids_of_their_organization_only,
     profile_updates_change_only_the_given_fields,
     operator_updates_reach_people_of_any_organization,
     important_dates_list_only_people_who_have_one,
@@ -275,6 +276,42 @@ async fn people_filters_search_names_and_e_mails_literally(p: Ports) {
     assert_eq!(search("%", None).await, hit(&["percent@acme.test"]));
     assert_eq!(search("_", None).await, hit(&["under_score@acme.test"]));
     assert_eq!(search("nobody", None).await, hit(&[]));
+}
+
+/// One read of many people: by id, each once, another organization's people and unknown ids
+/// left out, inactive people kept (the reader decides what they mean).
+async fn people_are_read_by_ids_of_their_organization_only(p: Ports) {
+    let org = p.org("Acme").await;
+    let other = p.org("Other").await;
+    let ada = p.user(&org, "ada@acme.test", "Ada", "").await;
+    let max = p.user(&org, "max@acme.test", "Max", "").await;
+    p.user(&org, "sam@acme.test", "Sam", "").await;
+    let off = ProfilePatch {
+        is_active: Some(false),
+        ..ProfilePatch::default()
+    };
+    let max = p
+        .orgs
+        .update_profile(org.id, max.id, &off, &[])
+        .await
+        .unwrap();
+    let stranger = p.user(&other, "zed@other.test", "Zed", "").await;
+    let asked = [max.id, UserId::new(), stranger.id, ada.id, max.id];
+    let mut expected = vec![ada.clone(), max.clone()];
+    expected.sort_by_key(|u| u.id);
+    assert_eq!(p.orgs.users_by_ids(org.id, &asked).await.unwrap(), expected);
+    assert_eq!(
+        p.orgs.users_by_ids(other.id, &asked).await.unwrap(),
+        [stranger]
+    );
+    assert!(p.orgs.users_by_ids(org.id, &[]).await.unwrap().is_empty());
+    assert!(
+        p.orgs
+            .users_by_ids(OrgId::new(), &[ada.id])
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn people_are_found_by_exact_e_mail(p: Ports) {

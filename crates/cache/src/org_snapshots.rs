@@ -110,6 +110,10 @@ impl OrgRepository for OrgSnapshotCache {
         self.inner.get_user(org, id).await
     }
 
+    async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+        self.inner.users_by_ids(org, ids).await
+    }
+
     async fn list_users(
         &self,
         org: OrgId,
@@ -301,6 +305,9 @@ mod tests {
         }
         async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError> {
             self.inner.get_user(org, id).await
+        }
+        async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+            self.inner.users_by_ids(org, ids).await
         }
         async fn list_users(
             &self,

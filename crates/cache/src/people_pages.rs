@@ -110,6 +110,10 @@ impl OrgRepository for PeoplePageCache {
         self.inner.get_user(org, id).await
     }
 
+    async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+        self.inner.users_by_ids(org, ids).await
+    }
+
     async fn list_users(
         &self,
         org: OrgId,

@@ -40,6 +40,9 @@ pub trait OrgRepository: Send + Sync + 'static {
     async fn find_user(&self, id: UserId) -> Result<User, RepoError>;
     /// A person of `org`.
     async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError>;
+    /// The people of `org` with these ids, by id, each once: ids of no one or of another
+    /// organization's people are left out. One read whatever the number of ids.
+    async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError>;
     /// People of `org`, by name.
     async fn list_users(
         &self,

@@ -259,6 +259,17 @@ impl OrgRepository for InMemoryOrgRepository {
             .ok_or(RepoError::NotFound)
     }
 
+    async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+        let users = lock(&self.users);
+        let mut found: Vec<User> = users
+            .values()
+            .filter(|u| u.org_id == org && ids.contains(&u.id))
+            .cloned()
+            .collect();
+        found.sort_by_key(|u| u.id);
+        Ok(found)
+    }
+
     async fn list_users(
         &self,
         org: OrgId,

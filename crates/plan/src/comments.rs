@@ -1,8 +1,6 @@
 //! Plan: comments on tasks (one level of replies, mentions, edits by their author, soft
 //! deletes) and their emoji reactions.
 
-use std::collections::HashMap;
-
 use serde_json::json;
 use teamcomm_kernel::{Error, ErrorCode, OrgId, Page, PageRequest, UserId};
 use teamcomm_org::User;
@@ -136,32 +134,10 @@ fn check_parent(parent: &Comment, task: &Task) -> Result<(), Error> {
 }
 
 impl Plan {
-    /// People of the organization by id (those that are not are left out).
-    pub(crate) async fn social_people(
-        &self,
-        org: OrgId,
-        ids: impl IntoIterator<Item = UserId>,
-    ) -> Result<HashMap<UserId, User>, Error> {
-        let mut people = HashMap::new();
-        for id in ids {
-            if people.contains_key(&id) {
-                continue;
-            }
-            match self.ports.people.get_user(org, id).await {
-                Ok(user) => {
-                    people.insert(id, user);
-                }
-                Err(teamcomm_kernel::RepoError::NotFound) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(people)
-    }
-
     /// The active people of the organization a body mentions.
     async fn mentions_in(&self, org: OrgId, body: &str) -> Result<Vec<UserId>, Error> {
         let ids = mentioned_ids(body);
-        let people = self.social_people(org, ids.iter().copied()).await?;
+        let people = self.people(org, ids.iter().copied()).await?;
         Ok(ids
             .into_iter()
             .filter(|id| people.get(id).is_some_and(|u| u.is_active))
@@ -178,7 +154,7 @@ impl Plan {
         let ids: Vec<CommentId> = comments.iter().map(|c| c.id).collect();
         let reactions = self.ports.social.reactions_on(org, &ids).await?;
         let people = self
-            .social_people(
+            .people(
                 org,
                 comments
                     .iter()
@@ -447,7 +423,7 @@ impl Plan {
             .list_reactions(org, comment.id, emoji, page)
             .await?;
         let people = self
-            .social_people(org, page.results.iter().map(|r| r.user))
+            .people(org, page.results.iter().map(|r| r.user))
             .await?;
         Ok(Page {
             count: page.count,

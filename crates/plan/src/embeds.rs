@@ -59,7 +59,7 @@ impl Plan {
         let ids = tasks.iter().map(|t| t.id).collect::<Vec<_>>();
         let mut rows_of = self.ports.social.participants_of_tasks(org, &ids).await?;
         let people = self
-            .social_people(org, rows_of.values().flatten().map(|p| p.user))
+            .people(org, rows_of.values().flatten().map(|p| p.user))
             .await?;
         Ok(tasks
             .iter()

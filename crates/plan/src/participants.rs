@@ -102,7 +102,7 @@ impl Plan {
         mentioned: &[UserId],
     ) -> Result<(), Error> {
         let people = self
-            .social_people(actor.org_id(), mentioned.iter().copied())
+            .people(actor.org_id(), mentioned.iter().copied())
             .await?;
         for id in mentioned {
             let Some(user) = people.get(id) else { continue };
@@ -180,7 +180,7 @@ impl Plan {
         let task = self.visible_task(actor, task).await?;
         let org = actor.org_id();
         let rows = self.ports.social.participants(org, task.id).await?;
-        let people = self.social_people(org, rows.iter().map(|p| p.user)).await?;
+        let people = self.people(org, rows.iter().map(|p| p.user)).await?;
         Ok(rows
             .into_iter()
             .filter_map(|participant| {

@@ -1329,20 +1329,14 @@ impl Plan {
         org: OrgId,
         ids: impl IntoIterator<Item = UserId>,
     ) -> Result<std::collections::HashMap<UserId, teamcomm_org::User>, Error> {
-        let mut people = std::collections::HashMap::new();
-        for id in ids {
-            if people.contains_key(&id) {
-                continue;
-            }
-            match self.ports.people.get_user(org, id).await {
-                Ok(user) => {
-                    people.insert(id, user);
-                }
-                Err(RepoError::NotFound) => {}
-                Err(e) => return Err(e.into()),
-            }
+        let mut ids: Vec<UserId> = ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
         }
-        Ok(people)
+        let found = self.ports.people.users_by_ids(org, &ids).await?;
+        Ok(found.into_iter().map(|u| (u.id, u)).collect())
     }
 }
 

@@ -197,6 +197,26 @@ impl OrgRepository for PgOrgRepository {
         row.try_into()
     }
 
+    async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.db.conn().await?;
+        // One statement: `id = ANY($1) AND organization_id = $2`, by the primary key.
+        let rows: Vec<UserRow> = users::table
+            .filter(
+                users::id
+                    .eq_any(ids.iter().map(|id| id.0).collect::<Vec<_>>())
+                    .and(users::organization_id.eq(org.0)),
+            )
+            .order_by(users::id)
+            .select(UserRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        rows.into_iter().map(TryInto::try_into).collect()
+    }
+
     async fn list_users(
         &self,
         org: OrgId,
