@@ -994,6 +994,123 @@ mod tests {
         );
     }
 
+    /// Everything an archive of a column writes: columns, tasks, task events.
+    fn column_snapshot(w: &World) -> (Vec<crate::State>, Vec<Task>, usize) {
+        let s = w.mem.lock();
+        (
+            s.boards.states.clone(),
+            s.tasks.tasks.clone(),
+            s.tasks.events.len(),
+        )
+    }
+
+    #[tokio::test]
+    async fn archiving_a_column_moves_its_tasks_only_where_they_fit() {
+        let (w, _, b) = setup("business").await;
+        let eng = BoardRef::Id(b.id);
+        let todo = column(&w, &b, StateCategory::Todo).await;
+        let doing = column(&w, &b, StateCategory::InProgress).await;
+        let limit = crate::tasks::MAX_COLUMN_TASKS as i64;
+        // 3,000 and 2,001: one more than a column holds, together.
+        for n in 1..=3000 {
+            put_task(&w, &b, todo.id, n);
+        }
+        let extra: Vec<TaskId> = (3001..=limit + 1)
+            .map(|n| put_task(&w, &b, doing.id, n))
+            .collect();
+        let before = column_snapshot(&w);
+        for dry_run in [true, false] {
+            let e = w
+                .plan
+                .archive_state(&w.admin, &eng, todo.id, Some(doing.id), dry_run)
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), ErrorCode::ColumnTooLarge, "{e:?}");
+            assert_eq!(e.extra()["limit"], limit);
+            assert_eq!(
+                column_snapshot(&w),
+                before,
+                "a refused archive stores nothing"
+            );
+        }
+        // The other way round too: 2,001 into 3,000.
+        let r = w
+            .plan
+            .archive_state(&w.admin, &eng, doing.id, Some(todo.id), false)
+            .await;
+        assert_eq!(code(r), ErrorCode::ColumnTooLarge);
+        // An archived task frees its place: exactly 5,000 fit.
+        w.mem
+            .lock()
+            .tasks
+            .tasks
+            .iter_mut()
+            .find(|t| t.id == extra[0])
+            .unwrap()
+            .is_archived = true;
+        w.plan
+            .archive_state(&w.admin, &eng, todo.id, Some(doing.id), false)
+            .await
+            .unwrap();
+        let s = w.mem.lock();
+        let live_in = |state: StateId| {
+            s.tasks
+                .tasks
+                .iter()
+                .filter(|t| t.state_id == state && !t.is_archived)
+                .count() as i64
+        };
+        assert_eq!((live_in(todo.id), live_in(doing.id)), (0, limit));
+        assert!(
+            s.boards
+                .states
+                .iter()
+                .any(|st| st.id == todo.id && st.is_archived)
+        );
+    }
+
+    #[tokio::test]
+    async fn the_store_refuses_a_column_past_its_limit_whatever_was_read_before() {
+        use crate::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo};
+        let (w, _, b) = setup("business").await;
+        let todo = column(&w, &b, StateCategory::Todo).await;
+        let doing = column(&w, &b, StateCategory::InProgress).await;
+        put_task(&w, &b, todo.id, 1);
+        put_task(&w, &b, todo.id, 2);
+        put_task(&w, &b, doing.id, 3);
+        let mut states = w.plan.live_states(&b).await.unwrap();
+        states.retain(|s| s.id != todo.id);
+        states.push(crate::State {
+            is_archived: true,
+            ..todo.clone()
+        });
+        let before = column_snapshot(&w);
+        let to = |limit| {
+            Some(MigrateTo {
+                state: doing.id,
+                limit,
+            })
+        };
+        let by = crate::actor::Executor::default();
+        let at = teamcomm_kernel::Clock::now(&*w.clock);
+        let e = w
+            .mem
+            .archive_state(b.org_id, &states, todo.id, to(2), &by, at)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, RepoError::Conflict { constraint } if constraint == COLUMN_LIMIT),
+            "{e:?}"
+        );
+        assert_eq!(column_snapshot(&w), before, "nothing stored");
+        let moved = w
+            .mem
+            .archive_state(b.org_id, &states, todo.id, to(3), &by, at)
+            .await
+            .unwrap();
+        assert_eq!(moved, 2);
+    }
+
     #[tokio::test]
     async fn reorders_refuse_bad_anchors() {
         let (w, p, b) = setup("business").await;

@@ -2,13 +2,28 @@
 //! among the live columns, and at most one is the default of new tasks. A board keeps at least
 //! one live `done` column.
 
-use teamcomm_kernel::{Error, ErrorCode};
+use teamcomm_kernel::{Error, ErrorCode, RepoError};
 use time::OffsetDateTime;
 
 use crate::access::DryRunOr;
+use crate::ports::{COLUMN_LIMIT, MigrateTo};
+use crate::tasks::MAX_COLUMN_TASKS;
 use crate::{Board, BoardRef, Plan, PlanActor, Preview, Restore, State, StateCategory, StateId};
 
 pub const MAX_STATE_NAME: usize = 48;
+
+/// Archiving a column would move more live tasks into `target` than a column holds
+/// (`column_too_large`, as a create into a full column is).
+fn migration_too_large(target: &State) -> Error {
+    Error::new(
+        ErrorCode::ColumnTooLarge,
+        format!(
+            "Moving this column's live tasks to \"{}\" would put more than 5,000 tasks in it.",
+            target.name
+        ),
+    )
+    .with_extra("limit", MAX_COLUMN_TASKS)
+}
 
 pub fn board_not_initialized() -> Error {
     Error::new(
@@ -201,8 +216,9 @@ impl Plan {
         self.board_state(&board, id).await
     }
 
-    /// Archives a column. Its live tasks go to `migrate_to` (a live column of the board),
-    /// or it stays (`state_in_use`). The board keeps a live done column (`last_done_state`);
+    /// Archives a column. Its live tasks go to `migrate_to` (a live column of the board, which
+    /// then holds at most [`MAX_COLUMN_TASKS`]: `column_too_large`, dry run too), or it stays
+    /// (`state_in_use`). The board keeps a live done column (`last_done_state`);
     /// the default passes to the first live `todo` (else the first live column).
     pub async fn archive_state(
         &self,
@@ -266,6 +282,12 @@ impl Plan {
             )
             .with_extra("tasks", tasks));
         }
+        if let Some(t) = target.as_ref().filter(|_| tasks > 0) {
+            let there = self.ports.boards.count_state_tasks(org, t.id).await?;
+            if there + tasks > MAX_COLUMN_TASKS {
+                return Err(migration_too_large(t));
+            }
+        }
         if dry_run {
             let consequence = match &target {
                 Some(t) => format!(
@@ -304,11 +326,22 @@ impl Plan {
             ..state
         };
         live.push(archived.clone());
-        self.ports
-            .boards
-            .archive_state(org, &live, id, target.map(|t| t.id), &actor.executor(), now)
-            .await?;
-        Ok(DryRunOr::Done(archived))
+        let to = target.as_ref().map(|t| MigrateTo {
+            state: t.id,
+            limit: MAX_COLUMN_TASKS,
+        });
+        // The count read above may be stale: the store checks the limit again under the
+        // column's lock, where a concurrent write into it cannot slip past.
+        match (self.ports.boards)
+            .archive_state(org, &live, id, to, &actor.executor(), now)
+            .await
+        {
+            Ok(_) => Ok(DryRunOr::Done(archived)),
+            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_LIMIT => Err(target
+                .as_ref()
+                .map_or_else(Error::not_found, migration_too_large)),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Makes an archived column live again, last; a live one is answered as it is.

@@ -1,9 +1,10 @@
 //! Plan over HTTP: entitlements, projects, boards and their columns: shapes, codes, visibility
 //! (another organization's or a members-only object is 404), dry runs that write nothing, and
-//! the task cascades of board and column archiving.
+//! the task cascades of board and column archiving (a column's tasks go only where they fit:
+//! `column_too_large`).
 
 use diesel::sql_types::{BigInt, Text};
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 use uuid::Uuid;
@@ -72,6 +73,32 @@ async fn insert_task(app: &TestApp, org: &str, board: &str, state: &str, number:
     .await
     .expect("insert task");
     id
+}
+
+/// `n` live tasks numbered from `first` put straight into a column on `conn` (what `n`
+/// creates would leave, without making them): inside a transaction `conn` holds, they are
+/// nobody else's until it commits.
+async fn insert_tasks(
+    conn: &mut AsyncPgConnection,
+    org: &str,
+    board: &str,
+    state: &str,
+    first: i64,
+    n: i64,
+) {
+    diesel::sql_query(
+        "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, title, rank) \
+         SELECT gen_random_uuid(), $1::uuid, $2::uuid, g, $3::uuid, 'Filler ' || g, g * 1024 \
+         FROM generate_series($4::bigint, $4::bigint + $5::bigint - 1) AS g",
+    )
+    .bind::<Text, _>(org)
+    .bind::<Text, _>(board)
+    .bind::<Text, _>(state)
+    .bind::<BigInt, _>(first)
+    .bind::<BigInt, _>(n)
+    .execute(conn)
+    .await
+    .expect("insert tasks");
 }
 
 async fn states(app: &TestApp, key: &str, board: &str) -> Vec<Value> {
@@ -1084,4 +1111,140 @@ async fn columns_are_added_changed_archived_and_reordered() {
     )
     .await;
     r.assert_error(403, "insufficient_scope");
+}
+
+/// Live tasks a column holds at most (the spec's number, not the code's constant).
+const COLUMN_LIMIT: i64 = 5_000;
+
+/// The live tasks of a column, counted in the table.
+async fn live_in(app: &TestApp, state: &str) -> i64 {
+    let sql = format!(
+        "SELECT count(*) AS n FROM plan_tasks WHERE state_id = '{state}' AND NOT is_archived"
+    );
+    count(app, &sql).await
+}
+
+/// A board `COL` with 3,000 live tasks in Backlog: (the board's uuid, Backlog, In Progress).
+async fn board_with_a_backlog(app: &TestApp, o: &PlanOrg) -> (String, String, String) {
+    let board = uuid_of(&o.new_board(app, "COL").await);
+    let cols = states(app, &o.admin_key, "COL").await;
+    let backlog = uuid_of(state_of(&cols, "Backlog"));
+    let doing = uuid_of(state_of(&cols, "In Progress"));
+    let mut conn = app.database.pool().get().await.expect("connection");
+    insert_tasks(&mut conn, &o.org, &board, &backlog, 1, 3_000).await;
+    (board, backlog, doing)
+}
+
+#[actix_web::test]
+async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
+    let (app, o) = PlanOrg::spawn().await;
+    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    // 3,000 + 2,001: one more than a column holds.
+    let mut conn = app.database.pool().get().await.expect("connection");
+    insert_tasks(
+        &mut conn,
+        &o.org,
+        &board,
+        &doing,
+        3_001,
+        COLUMN_LIMIT - 2_999,
+    )
+    .await;
+    drop(conn);
+    let archive = |query: &str| {
+        let path = format!("boards/COL/states/{backlog}/archive/{query}");
+        let body = json!({"migrate_to": doing});
+        let app = &app;
+        let key = o.admin_key.clone();
+        async move { plan(app, "POST", &path, &key, Some(body)).await }
+    };
+    let before = digest(&app).await;
+    for query in ["?dry_run=true", ""] {
+        let r = archive(query).await;
+        r.assert_error(422, "column_too_large");
+        assert_eq!(r.body["extra"]["limit"], COLUMN_LIMIT, "{}", r.text);
+        assert_eq!(
+            digest(&app).await,
+            before,
+            "a refused archive stores nothing"
+        );
+    }
+    // An archived task frees its place: exactly 5,000 fit.
+    let r = plan(&app, "POST", "tasks/COL-3001/archive/", &o.admin_key, None).await;
+    ok(&r, 200);
+    assert_eq!(ok(&archive("").await, 200)["is_archived"], true);
+    assert_eq!(
+        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
+        (0, COLUMN_LIMIT)
+    );
+}
+
+/// The archive's own read of the target's count may be stale: it checks the count again once
+/// it holds it, with what the writers it waited for stored.
+#[actix_web::test]
+async fn a_column_archive_counts_the_writes_it_waited_for() {
+    let (app, o) = PlanOrg::spawn().await;
+    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    let before = digest(&app).await;
+    // Another writer puts 2,001 tasks in In Progress and has not committed: the archive reads
+    // room for its 3,000 there, and waits at the column's count.
+    let pool = app.database.pool();
+    let mut holder = pool.get().await.expect("connection");
+    diesel::sql_query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    insert_tasks(
+        &mut holder,
+        &o.org,
+        &board,
+        &doing,
+        3_001,
+        COLUMN_LIMIT - 2_999,
+    )
+    .await;
+    let release = async {
+        let mut waiting = 0;
+        for _ in 0..1000 {
+            let sql = "SELECT count(*) AS n FROM pg_stat_activity \
+                       WHERE datname = current_database() AND wait_event_type = 'Lock'";
+            waiting = count(&app, sql).await;
+            if waiting >= 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        diesel::sql_query("COMMIT")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        waiting
+    };
+    let path = format!("boards/COL/states/{backlog}/archive/");
+    let archive = plan(
+        &app,
+        "POST",
+        &path,
+        &o.admin_key,
+        Some(json!({"migrate_to": doing})),
+    );
+    let (r, waiting) = tokio::join!(archive, release);
+    assert_eq!(waiting, 1, "the archive waited for the other writer");
+    r.assert_error(422, "column_too_large");
+    assert_eq!(
+        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
+        (3_000, COLUMN_LIMIT + 1 - 3_000)
+    );
+    // What the other writer committed aside, nothing changed.
+    let mut conn = pool.get().await.expect("connection");
+    diesel::sql_query(format!("DELETE FROM plan_tasks WHERE state_id = '{doing}'"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
+    assert_eq!(
+        digest(&app).await,
+        before,
+        "a refused archive stores nothing"
+    );
 }

@@ -6,6 +6,7 @@ use teamcomm_kernel::{OrgId, PageRequest, RepoError, TeamId, UserId};
 use teamcomm_plan::access::{Anchor, Grant, Grantee, Viewer};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch};
+use teamcomm_plan::ports::MigrateTo;
 use teamcomm_plan::projects::{ProjectFilter, ProjectPatch};
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
@@ -475,7 +476,10 @@ async fn columns_are_written_and_read_by_position(p: Ports) {
             org.id,
             &back,
             back[1].id,
-            Some(back[0].id),
+            Some(MigrateTo {
+                state: back[0].id,
+                limit: 5_000,
+            }),
             &Executor::default(),
             T0,
         )

@@ -525,7 +525,10 @@ async fn counts_follow_every_write(p: Ports) {
             org.id,
             &columns,
             done.id,
-            Some(todo.id),
+            Some(teamcomm_plan::ports::MigrateTo {
+                state: todo.id,
+                limit: 5_000,
+            }),
             &Executor::default(),
             T0,
         )

@@ -94,14 +94,29 @@ pub trait BoardRepository: Send + Sync + 'static {
     /// Live tasks in the column.
     async fn count_state_tasks(&self, org: OrgId, state: StateId) -> Result<u64, RepoError>;
     /// Writes the columns and moves the live tasks of `from` to `to` (one `moved` event each)
-    /// in one transaction; answers how many it moved.
+    /// in one transaction; answers how many it moved. A move that would leave more than
+    /// `to.limit` live tasks in `to.state` (counting what other writers stored before it, as
+    /// they stand once it holds the column's count) stores nothing: `Conflict` on
+    /// [`COLUMN_LIMIT`].
     async fn archive_state(
         &self,
         org: OrgId,
         states: &[State],
         from: StateId,
-        to: Option<StateId>,
+        to: Option<MigrateTo>,
         by: &Executor,
         at: OffsetDateTime,
     ) -> Result<u64, RepoError>;
 }
+
+/// Where the live tasks of a column being archived go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MigrateTo {
+    pub state: StateId,
+    /// The most live tasks `state` may hold once they are there.
+    pub limit: u64,
+}
+
+/// The "constraint" of the `Conflict` of a move past a column's limit (not a database
+/// constraint: the store checks the kept count under its lock).
+pub const COLUMN_LIMIT: &str = "plan_column_task_limit";

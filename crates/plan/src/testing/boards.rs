@@ -10,7 +10,7 @@ use super::{InMemoryPlan, PlanState};
 use crate::access::{Anchor, Grant, Grantee};
 use crate::actor::Executor;
 use crate::boards::{BoardFilter, BoardPatch};
-use crate::ports::{BoardRepository, TaskEvent};
+use crate::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo, TaskEvent};
 use crate::{Board, BoardId, GrantId, ProjectId, State, StateCategory, StateId};
 
 /// A key a board has or had.
@@ -470,12 +470,32 @@ impl BoardRepository for InMemoryPlan {
         org: OrgId,
         states: &[State],
         from: StateId,
-        to: Option<StateId>,
+        to: Option<MigrateTo>,
         by: &Executor,
         at: OffsetDateTime,
     ) -> Result<u64, RepoError> {
+        let moving: Vec<usize> = {
+            let s = self.lock();
+            let tasks = &s.tasks.tasks;
+            let live_in = |state: StateId| {
+                (0..tasks.len()).filter(move |i| {
+                    let t = &tasks[*i];
+                    t.org_id == org && t.state_id == state && !t.is_archived
+                })
+            };
+            let moving: Vec<usize> = live_in(from).collect();
+            if let Some(to) = to
+                && !moving.is_empty()
+                && (live_in(to.state).count() + moving.len()) as u64 > to.limit
+            {
+                return Err(RepoError::Conflict {
+                    constraint: COLUMN_LIMIT.into(),
+                });
+            }
+            moving
+        };
         self.put_states(org, states).await?;
-        let Some(to) = to else {
+        let Some(MigrateTo { state: to, .. }) = to else {
             return Ok(0);
         };
         let mut s = self.lock();
@@ -487,12 +507,6 @@ impl BoardRepository for InMemoryPlan {
             .ok_or(RepoError::NotFound)?
             .category
             .is_closed();
-        let moving: Vec<usize> = (0..s.tasks.tasks.len())
-            .filter(|i| {
-                let t = &s.tasks.tasks[*i];
-                t.org_id == org && t.state_id == from && !t.is_archived
-            })
-            .collect();
         for i in &moving {
             let now = stamp(&mut s);
             let t = &mut s.tasks.tasks[*i];

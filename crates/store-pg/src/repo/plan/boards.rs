@@ -8,7 +8,7 @@ use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
 use teamcomm_plan::access::{Anchor, Grant, Grantee};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch};
-use teamcomm_plan::ports::BoardRepository;
+use teamcomm_plan::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo};
 use teamcomm_plan::{
     Board, BoardId, EstimateScale, GrantId, ProjectId, State, StateCategory, StateId, Visibility,
 };
@@ -22,8 +22,8 @@ use crate::error::{db_error, unknown_organization};
 use crate::repo::count_from;
 use crate::repo::paging::{like_pattern, load_page};
 use crate::schema::plan::{
-    plan_board_keys, plan_board_members, plan_board_visits, plan_boards, plan_project_members,
-    plan_projects, plan_states, plan_task_events, plan_tasks,
+    plan_board_keys, plan_board_members, plan_board_visits, plan_boards, plan_column_task_counts,
+    plan_project_members, plan_projects, plan_states, plan_task_events, plan_tasks,
 };
 
 #[derive(Debug, Queryable, Selectable)]
@@ -153,12 +153,19 @@ async fn project_exists(
     Ok(())
 }
 
+/// Upserts the columns one by one, locking their rows in key order (board, then id), never
+/// in the order given (a reorder gives them by position): two writers of the same columns
+/// (two reorders, a reorder and an archive) then lock them in the same order and cannot wait
+/// on each other in a cycle. The same order as the column counts' triggers
+/// (`plan_column_task_counts`, by board then column).
 async fn put_state_rows(
     conn: &mut AsyncPgConnection,
     org: OrgId,
     states: &[State],
 ) -> Result<(), RepoError> {
-    for s in states {
+    let mut in_key_order: Vec<&State> = states.iter().collect();
+    in_key_order.sort_by_key(|s| (s.board_id.0, s.id.0));
+    for s in in_key_order {
         let row = state_row(org, s);
         let n = diesel::insert_into(plan_states::table)
             .values(&row)
@@ -457,15 +464,15 @@ impl BoardRepository for PgBoards {
 
     async fn count_board_tasks(&self, org: OrgId, id: BoardId) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
-        let n: i64 = plan_tasks::table
-            .filter(plan_tasks::organization_id.eq(org.0))
-            .filter(plan_tasks::board_id.eq(id.0))
-            .filter(plan_tasks::is_archived.eq(false))
-            .count()
-            .get_result(&mut conn)
+        // One kept count per column that ever held a task: a few rows, summed here.
+        let columns: Vec<i64> = plan_column_task_counts::table
+            .filter(plan_column_task_counts::board_id.eq(id.0))
+            .filter(plan_column_task_counts::organization_id.eq(org.0))
+            .select(plan_column_task_counts::live_tasks)
+            .load(&mut conn)
             .await
             .map_err(db_error)?;
-        count_from(n)
+        count_from(columns.iter().sum())
     }
 
     async fn archive_board(
@@ -672,7 +679,8 @@ impl BoardRepository for PgBoards {
 
     async fn board_states(&self, org: OrgId, board: BoardId) -> Result<Vec<State>, RepoError> {
         let mut conn = self.db.conn().await?;
-        load_board(&mut conn, org, board).await?;
+        // The columns are the organization's (the filter): one read; a board without columns
+        // is read to tell it from one of another organization or none (404).
         let rows: Vec<StateRow> = plan_states::table
             .filter(plan_states::board_id.eq(board.0))
             .filter(plan_states::organization_id.eq(org.0))
@@ -685,6 +693,9 @@ impl BoardRepository for PgBoards {
             .load(&mut conn)
             .await
             .map_err(db_error)?;
+        if rows.is_empty() {
+            load_board(&mut conn, org, board).await?;
+        }
         rows.into_iter().map(State::try_from).collect()
     }
 
@@ -702,15 +713,20 @@ impl BoardRepository for PgBoards {
 
     async fn count_state_tasks(&self, org: OrgId, state: StateId) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
-        let n: i64 = plan_tasks::table
-            .filter(plan_tasks::organization_id.eq(org.0))
-            .filter(plan_tasks::state_id.eq(state.0))
-            .filter(plan_tasks::is_archived.eq(false))
-            .count()
-            .get_result(&mut conn)
+        let board = plan_states::table
+            .filter(plan_states::id.eq(state.0))
+            .filter(plan_states::organization_id.eq(org.0))
+            .select(plan_states::board_id)
+            .single_value();
+        let n: Option<i64> = plan_column_task_counts::table
+            .filter(plan_column_task_counts::board_id.nullable().eq(board))
+            .filter(plan_column_task_counts::state_id.eq(state.0))
+            .select(plan_column_task_counts::live_tasks)
+            .first(&mut conn)
             .await
+            .optional()
             .map_err(db_error)?;
-        count_from(n)
+        count_from(n.unwrap_or(0))
     }
 
     async fn archive_state(
@@ -718,20 +734,20 @@ impl BoardRepository for PgBoards {
         org: OrgId,
         states: &[State],
         from: StateId,
-        to: Option<StateId>,
+        to: Option<MigrateTo>,
         by: &Executor,
         at: OffsetDateTime,
     ) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, Tx, _>(async |conn| {
             put_state_rows(conn, org, states).await?;
-            let Some(to) = to else {
+            let Some(MigrateTo { state: to, limit }) = to else {
                 return Ok(0);
             };
-            let to_category: String = plan_states::table
+            let (board, to_category): (Uuid, String) = plan_states::table
                 .filter(plan_states::id.eq(to.0))
                 .filter(plan_states::organization_id.eq(org.0))
-                .select(plan_states::category)
+                .select((plan_states::board_id, plan_states::category))
                 .first(conn)
                 .await
                 .map_err(db_error)?;
@@ -753,6 +769,24 @@ impl BoardRepository for PgBoards {
             .get_results(conn)
             .await
             .map_err(db_error)?;
+            // The statement's trigger added them to the target's count and holds its row lock
+            // until the transaction ends: the count read now is every committed write into the
+            // column and this one, and none can join it before this one is done.
+            if !moved.is_empty() {
+                let there: i64 = plan_column_task_counts::table
+                    .filter(plan_column_task_counts::board_id.eq(board))
+                    .filter(plan_column_task_counts::state_id.eq(to.0))
+                    .select(plan_column_task_counts::live_tasks)
+                    .first(conn)
+                    .await
+                    .map_err(db_error)?;
+                if count_from(there)? > limit {
+                    return Err(RepoError::Conflict {
+                        constraint: COLUMN_LIMIT.into(),
+                    }
+                    .into());
+                }
+            }
             task_events(
                 conn,
                 org,
