@@ -4,11 +4,12 @@
 //! Anything the caller cannot see is 404 `not_found`, never 403.
 
 use teamcomm_kernel::TeamId;
-use teamcomm_kernel::{Error, ErrorCode, RepoError, UserId};
+use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use crate::{
-    Board, BoardRef, GrantId, Plan, PlanActor, Preview, Project, ProjectId, State, StateId,
+    Board, BoardId, BoardRef, GrantId, Plan, PlanActor, Preview, Project, ProjectId, State, StateId,
 };
 use crate::{StateCategory, Visibility};
 
@@ -65,6 +66,155 @@ pub fn last_grant() -> Error {
         ErrorCode::LastGrantCannotBeRemoved,
         "This is the last member of a members-only board or project.",
     )
+}
+
+/// What holds member grants: a project or a board. Their member rules (who sees a
+/// members-only one, an existing grant answered as it is, the last grant kept, the person who
+/// makes one members-only kept as a member) are written once, over this; as the store's
+/// (`repo/plan/holders`) and the API's (`routes/plan/members`) are on their sides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Holder {
+    Project(ProjectId),
+    Board(BoardId),
+}
+
+impl Holder {
+    /// Its grants, oldest first.
+    async fn grants(self, plan: &Plan, org: OrgId) -> Result<Vec<Grant>, RepoError> {
+        match self {
+            Holder::Project(id) => plan.ports.projects.project_grants(org, id).await,
+            Holder::Board(id) => plan.ports.boards.board_grants(org, id).await,
+        }
+    }
+
+    /// Adds a grant, or answers the existing one (flag false).
+    async fn add_grant(
+        self,
+        plan: &Plan,
+        org: OrgId,
+        grantee: Grantee,
+    ) -> Result<(Grant, bool), RepoError> {
+        let grant = GrantId::new();
+        match self {
+            Holder::Project(id) => {
+                (plan.ports.projects)
+                    .add_project_grant(org, id, grantee, grant)
+                    .await
+            }
+            Holder::Board(id) => {
+                (plan.ports.boards)
+                    .add_board_grant(org, id, grantee, grant)
+                    .await
+            }
+        }
+    }
+
+    async fn remove_grant(self, plan: &Plan, org: OrgId, grant: GrantId) -> Result<(), RepoError> {
+        match self {
+            Holder::Project(id) => {
+                plan.ports
+                    .projects
+                    .remove_project_grant(org, id, grant)
+                    .await
+            }
+            Holder::Board(id) => plan.ports.boards.remove_board_grant(org, id, grant).await,
+        }
+    }
+}
+
+impl Plan {
+    /// Whether the caller sees a holder of this visibility: a members-only one is seen by its
+    /// members (people granted, directly or through a team) and organization admins; 404
+    /// otherwise.
+    async fn check_sees(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+        visibility: Visibility,
+    ) -> Result<(), Error> {
+        if visibility == Visibility::Members {
+            let grants = holder.grants(self, actor.org_id()).await?;
+            if !self.viewer(actor).await?.sees(visibility, &grants) {
+                return Err(Error::not_found());
+            }
+        }
+        Ok(())
+    }
+
+    /// The grants of a holder the caller sees, with who they name.
+    pub(crate) async fn members(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+    ) -> Result<Vec<GrantView>, Error> {
+        let grants = holder.grants(self, actor.org_id()).await?;
+        self.grant_views(actor, grants).await
+    }
+
+    /// The grant a path names (by grant, person or team uuid).
+    pub(crate) async fn member(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+        who: Uuid,
+    ) -> Result<GrantView, Error> {
+        self.members(actor, holder)
+            .await?
+            .into_iter()
+            .find(|g| g.grant.names(who))
+            .ok_or_else(Error::not_found)
+    }
+
+    /// Grants a holder the caller sees to a person or team of the organization; an existing
+    /// grant is answered as it is (flag false).
+    pub(crate) async fn add_member(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+        grantee: Grantee,
+    ) -> Result<(GrantView, bool), Error> {
+        self.check_grantee(actor, grantee).await?;
+        let (grant, created) = holder.add_grant(self, actor.org_id(), grantee).await?;
+        let view = self.grant_views(actor, vec![grant]).await?.remove(0);
+        Ok((view, created))
+    }
+
+    /// Takes a grant away; the last one of a members-only holder stays
+    /// (`last_grant_cannot_be_removed`).
+    pub(crate) async fn remove_member(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+        visibility: Visibility,
+        who: Uuid,
+    ) -> Result<(), Error> {
+        let org = actor.org_id();
+        let grants = holder.grants(self, org).await?;
+        let grant = grants
+            .iter()
+            .find(|g| g.names(who))
+            .ok_or_else(Error::not_found)?;
+        if visibility == Visibility::Members && grants.len() == 1 {
+            return Err(last_grant());
+        }
+        Ok(holder.remove_grant(self, org, grant.id).await?)
+    }
+
+    /// A holder becoming members-only keeps the person who makes it so as a member (an
+    /// organization admin sees it anyway; a key acts for no person and adds nobody).
+    pub(crate) async fn keep_a_member(
+        &self,
+        actor: &PlanActor,
+        holder: Holder,
+    ) -> Result<(), Error> {
+        let org = actor.org_id();
+        if let Some(me) = actor.person_id()
+            && holder.grants(self, org).await?.is_empty()
+        {
+            holder.add_grant(self, org, Grantee::User(me)).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Where a reorder puts a project or board.
@@ -199,12 +349,8 @@ impl Plan {
             BoardRef::Id(id) => self.ports.boards.get_board(org, *id).await?,
             BoardRef::Key(key) => self.ports.boards.board_by_key(org, key).await?,
         };
-        if board.visibility == Visibility::Members {
-            let grants = self.ports.boards.board_grants(org, board.id).await?;
-            if !self.viewer(actor).await?.sees(board.visibility, &grants) {
-                return Err(Error::not_found());
-            }
-        }
+        self.check_sees(actor, Holder::Board(board.id), board.visibility)
+            .await?;
         Ok(board)
     }
 
@@ -214,14 +360,9 @@ impl Plan {
         actor: &PlanActor,
         id: ProjectId,
     ) -> Result<Project, Error> {
-        let org = actor.org_id();
-        let project = self.ports.projects.get_project(org, id).await?;
-        if project.visibility == Visibility::Members {
-            let grants = self.ports.projects.project_grants(org, id).await?;
-            if !self.viewer(actor).await?.sees(project.visibility, &grants) {
-                return Err(Error::not_found());
-            }
-        }
+        let project = self.ports.projects.get_project(actor.org_id(), id).await?;
+        self.check_sees(actor, Holder::Project(id), project.visibility)
+            .await?;
         Ok(project)
     }
 

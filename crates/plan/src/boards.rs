@@ -7,13 +7,11 @@ use teamcomm_org::{PlanTier, Role, UserFilter};
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use crate::access::{
-    Anchor, DryRunOr, Grant, GrantView, Grantee, Viewer, anchor_invalid, last_grant,
-};
+use crate::access::{Anchor, DryRunOr, Grant, GrantView, Grantee, Holder, Viewer, anchor_invalid};
 use crate::states::default_columns;
 use crate::{
-    Board, BoardId, BoardKey, BoardRef, EstimateScale, GrantId, Plan, PlanActor, Preview,
-    ProjectId, Restore, Visibility,
+    Board, BoardId, BoardKey, BoardRef, EstimateScale, Plan, PlanActor, Preview, ProjectId,
+    Restore, Visibility,
 };
 
 pub const MAX_BOARD_NAME: usize = 255;
@@ -290,7 +288,7 @@ impl Plan {
         patch.is_archived = None;
         patch.updated_at = Some(self.ports.clock.now());
         if patch.visibility == Some(Visibility::Members) {
-            self.keep_a_board_member(actor, board.id).await?;
+            self.keep_a_member(actor, Holder::Board(board.id)).await?;
         }
         self.ports
             .boards
@@ -314,19 +312,6 @@ impl Plan {
             return Err(Error::invalid_field(field, "The project is archived."));
         }
         Ok(project)
-    }
-
-    async fn keep_a_board_member(&self, actor: &PlanActor, id: BoardId) -> Result<(), Error> {
-        let org = actor.org_id();
-        if let Some(me) = actor.person_id()
-            && self.ports.boards.board_grants(org, id).await?.is_empty()
-        {
-            self.ports
-                .boards
-                .add_board_grant(org, id, Grantee::User(me), GrantId::new())
-                .await?;
-        }
-        Ok(())
     }
 
     /// What moving the board to `project` would touch.
@@ -447,22 +432,17 @@ impl Plan {
         Ok(self.ports.boards.get_board(org, board.id).await?)
     }
 
+    /// The board's member grants, with who they name.
     pub async fn board_members(
         &self,
         actor: &PlanActor,
         board: &BoardRef,
     ) -> Result<Vec<GrantView>, Error> {
         let board = self.visible_board(actor, board).await?;
-        let grants = self
-            .ports
-            .boards
-            .board_grants(actor.org_id(), board.id)
-            .await?;
-        self.grant_views(actor, grants).await
+        self.members(actor, Holder::Board(board.id)).await
     }
 
-    /// Grants the board to a person or team; an existing grant is answered as it is (flag
-    /// false).
+    /// Grants the board to a person or team ([`Plan::add_member`]).
     pub async fn add_board_member(
         &self,
         actor: &PlanActor,
@@ -470,14 +450,8 @@ impl Plan {
         grantee: Grantee,
     ) -> Result<(GrantView, bool), Error> {
         let board = self.visible_board(actor, board).await?;
-        self.check_grantee(actor, grantee).await?;
-        let (grant, created) = self
-            .ports
-            .boards
-            .add_board_grant(actor.org_id(), board.id, grantee, GrantId::new())
-            .await?;
-        let view = self.grant_views(actor, vec![grant]).await?.remove(0);
-        Ok((view, created))
+        self.add_member(actor, Holder::Board(board.id), grantee)
+            .await
     }
 
     /// The grant a path names (by grant, person or team uuid).
@@ -487,15 +461,11 @@ impl Plan {
         board: &BoardRef,
         who: Uuid,
     ) -> Result<GrantView, Error> {
-        self.board_members(actor, board)
-            .await?
-            .into_iter()
-            .find(|g| g.grant.names(who))
-            .ok_or_else(Error::not_found)
+        let board = self.visible_board(actor, board).await?;
+        self.member(actor, Holder::Board(board.id), who).await
     }
 
-    /// Takes a grant away; the last one of a members-only board stays
-    /// (`last_grant_cannot_be_removed`).
+    /// Takes a grant away ([`Plan::remove_member`]: a members-only board keeps its last).
     pub async fn remove_board_member(
         &self,
         actor: &PlanActor,
@@ -503,20 +473,8 @@ impl Plan {
         who: Uuid,
     ) -> Result<(), Error> {
         let board = self.visible_board(actor, board).await?;
-        let org = actor.org_id();
-        let grants = self.ports.boards.board_grants(org, board.id).await?;
-        let grant = grants
-            .iter()
-            .find(|g| g.names(who))
-            .ok_or_else(Error::not_found)?;
-        if board.visibility == Visibility::Members && grants.len() == 1 {
-            return Err(last_grant());
-        }
-        Ok(self
-            .ports
-            .boards
-            .remove_board_grant(org, board.id, grant.id)
-            .await?)
+        self.remove_member(actor, Holder::Board(board.id), board.visibility, who)
+            .await
     }
 
     /// Records that the person opened the board (feeds `me/recents/`).
@@ -994,6 +952,59 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn reorders_refuse_bad_anchors() {
+        let (w, p, b) = setup("business").await;
+        let other = w
+            .plan
+            .create_board(&w.admin, new_board(p.id, "OPS"))
+            .await
+            .unwrap();
+        let eng = BoardRef::Id(b.id);
+        let r = w
+            .plan
+            .reorder_board(&w.admin, &eng, Anchor::Before(b.id), None)
+            .await;
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
+        let r = w
+            .plan
+            .reorder_board(&w.admin, &eng, Anchor::After(BoardId::new()), None)
+            .await;
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
+        w.plan
+            .reorder_board(&w.admin, &eng, Anchor::After(other.id), None)
+            .await
+            .unwrap();
+        let all = w
+            .plan
+            .list_boards(
+                &w.admin,
+                BoardFilter::default(),
+                PageRequest {
+                    offset: 0,
+                    limit: 10,
+                },
+            )
+            .await
+            .unwrap();
+        let keys: Vec<_> = all.results.iter().map(|v| v.board.key.as_str()).collect();
+        assert_eq!(keys, ["OPS", "ENG"]);
+        let q = w
+            .plan
+            .create_project(&w.admin, NewProject::named("Q"))
+            .await
+            .unwrap();
+        let r = w
+            .plan
+            .reorder_project(&w.admin, q.id, Anchor::Before(q.id))
+            .await;
+        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
+        w.plan
+            .reorder_project(&w.admin, q.id, Anchor::Before(p.id))
+            .await
+            .unwrap();
+    }
+
     /// Everything an archive of a column writes: columns, tasks, task events.
     fn column_snapshot(w: &World) -> (Vec<crate::State>, Vec<Task>, usize) {
         let s = w.mem.lock();
@@ -1109,59 +1120,6 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(moved, 2);
-    }
-
-    #[tokio::test]
-    async fn reorders_refuse_bad_anchors() {
-        let (w, p, b) = setup("business").await;
-        let other = w
-            .plan
-            .create_board(&w.admin, new_board(p.id, "OPS"))
-            .await
-            .unwrap();
-        let eng = BoardRef::Id(b.id);
-        let r = w
-            .plan
-            .reorder_board(&w.admin, &eng, Anchor::Before(b.id), None)
-            .await;
-        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
-        let r = w
-            .plan
-            .reorder_board(&w.admin, &eng, Anchor::After(BoardId::new()), None)
-            .await;
-        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
-        w.plan
-            .reorder_board(&w.admin, &eng, Anchor::After(other.id), None)
-            .await
-            .unwrap();
-        let all = w
-            .plan
-            .list_boards(
-                &w.admin,
-                BoardFilter::default(),
-                PageRequest {
-                    offset: 0,
-                    limit: 10,
-                },
-            )
-            .await
-            .unwrap();
-        let keys: Vec<_> = all.results.iter().map(|v| v.board.key.as_str()).collect();
-        assert_eq!(keys, ["OPS", "ENG"]);
-        let q = w
-            .plan
-            .create_project(&w.admin, NewProject::named("Q"))
-            .await
-            .unwrap();
-        let r = w
-            .plan
-            .reorder_project(&w.admin, q.id, Anchor::Before(q.id))
-            .await;
-        assert_eq!(code(r), ErrorCode::ReorderAnchorInvalid);
-        w.plan
-            .reorder_project(&w.admin, q.id, Anchor::Before(p.id))
-            .await
-            .unwrap();
     }
 
     #[tokio::test]

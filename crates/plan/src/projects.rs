@@ -6,10 +6,8 @@ use teamcomm_org::PlanTier;
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use crate::access::{Anchor, DryRunOr, GrantView, Grantee, Viewer, anchor_invalid, last_grant};
-use crate::{
-    GrantId, Plan, PlanActor, Preview, Project, ProjectHealth, ProjectId, Restore, Visibility,
-};
+use crate::access::{Anchor, DryRunOr, GrantView, Grantee, Holder, Viewer, anchor_invalid};
+use crate::{Plan, PlanActor, Preview, Project, ProjectHealth, ProjectId, Restore, Visibility};
 
 pub const MAX_PROJECT_NAME: usize = 255;
 pub const MAX_PROJECT_DESCRIPTION: usize = 10_000;
@@ -168,7 +166,8 @@ impl Plan {
             .await
             .map_err(name_conflict)?;
         if project.visibility == Visibility::Members {
-            self.keep_a_project_member(actor, project.id).await?;
+            self.keep_a_member(actor, Holder::Project(project.id))
+                .await?;
         }
         Ok(project)
     }
@@ -341,33 +340,13 @@ impl Plan {
         patch.is_archived = None;
         patch.updated_at = Some(self.ports.clock.now());
         if patch.visibility == Some(Visibility::Members) {
-            self.keep_a_project_member(actor, id).await?;
+            self.keep_a_member(actor, Holder::Project(id)).await?;
         }
         self.ports
             .projects
             .update_project(actor.org_id(), id, &patch)
             .await
             .map_err(name_conflict)
-    }
-
-    /// A project becoming members-only keeps the person who made it so as a member (an
-    /// organization admin sees it anyway).
-    async fn keep_a_project_member(&self, actor: &PlanActor, id: ProjectId) -> Result<(), Error> {
-        let org = actor.org_id();
-        if let Some(me) = actor.person_id()
-            && self
-                .ports
-                .projects
-                .project_grants(org, id)
-                .await?
-                .is_empty()
-        {
-            self.ports
-                .projects
-                .add_project_grant(org, id, Grantee::User(me), GrantId::new())
-                .await?;
-        }
-        Ok(())
     }
 
     /// Archives a project (its boards stay as they are); a dry run answers what it would do.
@@ -483,16 +462,10 @@ impl Plan {
         id: ProjectId,
     ) -> Result<Vec<GrantView>, Error> {
         self.visible_project(actor, id).await?;
-        let grants = self
-            .ports
-            .projects
-            .project_grants(actor.org_id(), id)
-            .await?;
-        self.grant_views(actor, grants).await
+        self.members(actor, Holder::Project(id)).await
     }
 
-    /// Grants the project to a person or team; an existing grant is answered as it is (flag
-    /// false).
+    /// Grants the project to a person or team ([`Plan::add_member`]).
     pub async fn add_project_member(
         &self,
         actor: &PlanActor,
@@ -500,14 +473,7 @@ impl Plan {
         grantee: Grantee,
     ) -> Result<(GrantView, bool), Error> {
         self.visible_project(actor, id).await?;
-        self.check_grantee(actor, grantee).await?;
-        let (grant, created) = self
-            .ports
-            .projects
-            .add_project_grant(actor.org_id(), id, grantee, GrantId::new())
-            .await?;
-        let view = self.grant_views(actor, vec![grant]).await?.remove(0);
-        Ok((view, created))
+        self.add_member(actor, Holder::Project(id), grantee).await
     }
 
     /// The grant a path names (by grant, person or team uuid).
@@ -517,15 +483,11 @@ impl Plan {
         id: ProjectId,
         who: Uuid,
     ) -> Result<GrantView, Error> {
-        let grants = self.project_members(actor, id).await?;
-        grants
-            .into_iter()
-            .find(|g| g.grant.names(who))
-            .ok_or_else(Error::not_found)
+        self.visible_project(actor, id).await?;
+        self.member(actor, Holder::Project(id), who).await
     }
 
-    /// Takes a grant away; the last one of a members-only project stays
-    /// (`last_grant_cannot_be_removed`).
+    /// Takes a grant away ([`Plan::remove_member`]: a members-only project keeps its last).
     pub async fn remove_project_member(
         &self,
         actor: &PlanActor,
@@ -533,23 +495,8 @@ impl Plan {
         who: Uuid,
     ) -> Result<(), Error> {
         let project = self.visible_project(actor, id).await?;
-        let grants = self
-            .ports
-            .projects
-            .project_grants(actor.org_id(), id)
-            .await?;
-        let grant = grants
-            .iter()
-            .find(|g| g.names(who))
-            .ok_or_else(Error::not_found)?;
-        if project.visibility == Visibility::Members && grants.len() == 1 {
-            return Err(last_grant());
-        }
-        Ok(self
-            .ports
-            .projects
-            .remove_project_grant(actor.org_id(), id, grant.id)
-            .await?)
+        self.remove_member(actor, Holder::Project(id), project.visibility, who)
+            .await
     }
 }
 
