@@ -3,46 +3,15 @@
 //! parent, nothing archived), and `null` making a task top-level again.
 
 use serde_json::{Value, json};
-use teamcomm_tests::{Resp, TestApp};
+use teamcomm_tests::TestApp;
 
-use super::kit::{PlanOrg, plan};
-
-#[track_caller]
-fn ok(r: &Resp, status: u16) -> &Value {
-    assert_eq!(r.status, status, "{}", r.text);
-    &r.body
-}
+use super::kit::{PlanOrg, create_task, ok, plan, rows};
 
 /// A board `key` on a project of its own, with a task per title (`KEY-1`, `KEY-2`…).
 async fn board_with_tasks(app: &TestApp, o: &PlanOrg, key: &str, titles: &[&str]) {
-    let r = plan(
-        app,
-        "POST",
-        "projects/",
-        &o.admin_key,
-        Some(json!({"name": format!("P {key}")})),
-    )
-    .await;
-    let project = ok(&r, 201)["uuid"].clone();
-    let r = plan(
-        app,
-        "POST",
-        "boards/",
-        &o.admin_key,
-        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
-    )
-    .await;
-    ok(&r, 201);
+    o.new_board(app, key).await;
     for title in titles {
-        let r = plan(
-            app,
-            "POST",
-            "tasks/",
-            &o.member_key,
-            Some(json!({"title": title, "board": key})),
-        )
-        .await;
-        ok(&r, 201);
+        create_task(app, &o.member_key, json!({"title": title, "board": key})).await;
     }
 }
 
@@ -94,10 +63,7 @@ async fn children(app: &TestApp, o: &PlanOrg, key: &str) -> Vec<String> {
         None,
     )
     .await;
-    let body = ok(&r, 200);
-    body.as_array()
-        .or_else(|| body["results"].as_array())
-        .expect("children")
+    rows(ok(&r, 200))
         .iter()
         .map(|t| t["key"].as_str().unwrap().to_owned())
         .collect()
@@ -105,8 +71,7 @@ async fn children(app: &TestApp, o: &PlanOrg, key: &str) -> Vec<String> {
 
 #[actix_web::test]
 async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::new(&app).await;
+    let (app, o) = PlanOrg::spawn().await;
     board_with_tasks(&app, &o, "ENG", &["parent", "child", "other", "old"]).await;
     board_with_tasks(&app, &o, "OPS", &["elsewhere"]).await;
     let items = json!([
@@ -162,12 +127,7 @@ async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
     );
     assert_eq!(children(&app, &o, "ENG-1").await, ["ENG-2"]);
     let r = plan(&app, "GET", "tasks/ENG-2/events/", &o.member_key, None).await;
-    let events = ok(&r, 200);
-    let events = events
-        .as_array()
-        .or_else(|| events["results"].as_array())
-        .unwrap();
-    assert_eq!(events.last().unwrap()["type"], "updated");
+    assert_eq!(rows(ok(&r, 200)).last().unwrap()["type"], "updated");
 
     // One level deep either way; nothing archived.
     let r = plan(&app, "POST", "tasks/ENG-4/archive/", &o.member_key, None).await;

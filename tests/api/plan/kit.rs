@@ -1,6 +1,8 @@
 //! What the Plan tests share: an organization with the beta, people with credentials, the
 //! structure the admin makes (projects, boards), and reading answers.
 
+use diesel::sql_types::Text;
+use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
@@ -85,6 +87,48 @@ impl PlanOrg {
         let project = self.project(app, &format!("Project {key}")).await;
         self.board(app, &project, key).await
     }
+}
+
+/// A task made with `key` from `body`: its answer.
+pub async fn create_task(app: &TestApp, key: &str, body: Value) -> Value {
+    let r = plan(app, "POST", "tasks/", key, Some(body)).await;
+    ok(&r, 201).clone()
+}
+
+/// The columns of `board` (a uuid or a key) as `key` reads them, left to right.
+pub async fn states(app: &TestApp, key: &str, board: &str) -> Vec<Value> {
+    let r = plan(app, "GET", &format!("boards/{board}/states/"), key, None).await;
+    ok(&r, 200).as_array().expect("list").clone()
+}
+
+/// The rows of a list answer: a bare array or a page's `results`.
+#[track_caller]
+pub fn rows(list: &Value) -> &Vec<Value> {
+    list.as_array()
+        .or_else(|| list["results"].as_array())
+        .expect("a list or a page")
+}
+
+#[derive(diesel::QueryableByName)]
+struct Digest {
+    #[diesel(sql_type = Text)]
+    d: String,
+}
+
+/// A digest of every row of `tables`: equal before and after means nothing was written.
+pub async fn digest(app: &TestApp, tables: &[&str]) -> String {
+    let mut conn = app.database.pool().get().await.expect("connection");
+    let mut all = String::new();
+    for table in tables {
+        let row: Digest = diesel::sql_query(format!(
+            "SELECT coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') AS d FROM {table} x"
+        ))
+        .get_result(&mut conn)
+        .await
+        .expect("digest");
+        all.push_str(&row.d);
+    }
+    all
 }
 
 /// The body of an answer that must have this status.

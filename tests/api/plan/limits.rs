@@ -7,16 +7,14 @@ use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
-use super::kit::{PlanOrg, plan};
+use super::kit::{PlanOrg, create_task, digest, ok, plan, states, uuid_of};
 
 /// Live tasks a column holds at most (the spec's number, not the code's constant).
 const COLUMN_LIMIT: i64 = 5_000;
 
-#[track_caller]
-fn ok(r: &Resp, status: u16) -> &Value {
-    assert_eq!(r.status, status, "{}", r.text);
-    &r.body
-}
+/// The tables a task write touches (the tasks, their events, the boards with their next task
+/// number): their digest equal before and after means nothing was written.
+const TASK_TABLES: [&str; 3] = ["plan_tasks", "plan_task_events", "plan_boards"];
 
 #[track_caller]
 fn column_too_large(r: &Resp) {
@@ -24,66 +22,12 @@ fn column_too_large(r: &Resp) {
     assert_eq!(r.body["extra"]["limit"], COLUMN_LIMIT, "{}", r.text);
 }
 
-#[derive(diesel::QueryableByName)]
-struct Digest {
-    #[diesel(sql_type = Text)]
-    d: String,
-}
-
-/// A digest of every row of the tables a task write touches (the tasks, their events, the
-/// boards with their next task number): equal before and after means nothing was written.
-async fn digest(app: &TestApp) -> String {
-    let mut conn = app.database.pool().get().await.expect("connection");
-    let mut all = String::new();
-    for table in ["plan_tasks", "plan_task_events", "plan_boards"] {
-        let row: Digest = diesel::sql_query(format!(
-            "SELECT coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') AS d FROM {table} x"
-        ))
-        .get_result(&mut conn)
-        .await
-        .expect("digest");
-        all.push_str(&row.d);
-    }
-    all
-}
-
-/// A board `key` of a new project, made by the admin: its uuid.
-async fn board(app: &TestApp, o: &PlanOrg, key: &str) -> String {
-    let r = plan(
-        app,
-        "POST",
-        "projects/",
-        &o.admin_key,
-        Some(json!({"name": format!("P {key}")})),
-    )
-    .await;
-    let project = ok(&r, 201)["uuid"].as_str().unwrap().to_owned();
-    let r = plan(
-        app,
-        "POST",
-        "boards/",
-        &o.admin_key,
-        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
-    )
-    .await;
-    ok(&r, 201)["uuid"].as_str().unwrap().to_owned()
-}
-
 /// The board's columns: (the default one, another one).
 async fn columns(app: &TestApp, o: &PlanOrg, key: &str) -> (String, String) {
-    let r = plan(
-        app,
-        "GET",
-        &format!("boards/{key}/states/"),
-        &o.admin_key,
-        None,
-    )
-    .await;
-    let states = ok(&r, 200).as_array().unwrap().clone();
-    let uuid = |s: &Value| s["uuid"].as_str().unwrap().to_owned();
+    let states = states(app, &o.admin_key, key).await;
     let default = states.iter().find(|s| s["is_default"] == true).unwrap();
     let other = states.iter().find(|s| s["is_default"] != true).unwrap();
-    (uuid(default), uuid(other))
+    (uuid_of(default), uuid_of(other))
 }
 
 /// `n` live tasks (`KEY-1` … `KEY-n`) put straight into one column of the board, the board's
@@ -107,32 +51,28 @@ async fn fill(app: &TestApp, org: &str, board: &str, state: &str, n: i64) {
 
 #[actix_web::test]
 async fn a_full_column_refuses_every_way_in() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::new(&app).await;
-    let lim = board(&app, &o, "LIM").await;
-    board(&app, &o, "OPS").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let lim = uuid_of(&o.new_board(&app, "LIM").await);
+    o.new_board(&app, "OPS").await;
     let (full, open) = columns(&app, &o, "LIM").await;
     fill(&app, &o.org, &lim, &full, COLUMN_LIMIT).await;
     let key = o.member_key.as_str();
-    let r = plan(
+    let post = |path: String, body: Option<Value>| {
+        let app = &app;
+        async move { plan(app, "POST", &path, key, body).await }
+    };
+    let create = |body: Value| post("tasks/".into(), Some(body));
+    let one_more = json!({"title": "One more", "board": "LIM"});
+    let t = create_task(
         &app,
-        "POST",
-        "tasks/",
         key,
-        Some(json!({"title": "Outside", "board": "LIM", "state": open})),
+        json!({"title": "Outside", "board": "LIM", "state": open}),
     )
     .await;
-    assert_eq!(ok(&r, 201)["key"], format!("LIM-{}", COLUMN_LIMIT + 1));
+    assert_eq!(t["key"], format!("LIM-{}", COLUMN_LIMIT + 1));
     let outside = format!("tasks/LIM-{}/", COLUMN_LIMIT + 1);
-    let r = plan(
-        &app,
-        "POST",
-        "tasks/",
-        key,
-        Some(json!({"title": "Elsewhere", "board": "OPS"})),
-    )
-    .await;
-    assert_eq!(ok(&r, 201)["key"], "OPS-1");
+    let t = create_task(&app, key, json!({"title": "Elsewhere", "board": "OPS"})).await;
+    assert_eq!(t["key"], "OPS-1");
     let r = plan(
         &app,
         "GET",
@@ -143,53 +83,26 @@ async fn a_full_column_refuses_every_way_in() {
     .await;
     assert_eq!(ok(&r, 200)["count"], COLUMN_LIMIT);
 
-    let before = digest(&app).await;
+    let before = digest(&app, &TASK_TABLES).await;
     // create: into the default column, and into the column named
-    let r = plan(
-        &app,
-        "POST",
-        "tasks/",
-        key,
-        Some(json!({"title": "One more", "board": "LIM"})),
-    )
-    .await;
-    column_too_large(&r);
-    let r = plan(
-        &app,
-        "POST",
-        "tasks/",
-        key,
-        Some(json!({"title": "One more", "board": "LIM", "state": full})),
-    )
-    .await;
-    column_too_large(&r);
+    column_too_large(&create(one_more.clone()).await);
+    column_too_large(&create(json!({"title": "One more", "board": "LIM", "state": full})).await);
     // move within the board, or change the column by PATCH
-    let r = plan(
-        &app,
-        "POST",
-        &format!("{outside}move/"),
-        key,
-        Some(json!({"state": full})),
-    )
-    .await;
-    column_too_large(&r);
-    let r = plan(&app, "PATCH", &outside, key, Some(json!({"state": full}))).await;
+    let to_full = json!({"state": full});
+    column_too_large(&post(format!("{outside}move/"), Some(to_full.clone())).await);
+    let r = plan(&app, "PATCH", &outside, key, Some(to_full.clone())).await;
     column_too_large(&r);
     // move from another board
-    let r = plan(
-        &app,
-        "POST",
-        "tasks/OPS-1/move-board/",
-        key,
+    let r = post(
+        "tasks/OPS-1/move-board/".into(),
         Some(json!({"board": "LIM", "state": full})),
     )
     .await;
     column_too_large(&r);
     // a copy of a task of the full column goes into it
-    let r = plan(&app, "POST", "tasks/LIM-2/duplicate/", key, Some(json!({}))).await;
-    column_too_large(&r);
+    column_too_large(&post("tasks/LIM-2/duplicate/".into(), Some(json!({}))).await);
     assert_eq!(
-        digest(&app).await,
+        digest(&app, &TASK_TABLES).await,
         before,
         "a refused request stored nothing"
     );
@@ -202,30 +115,14 @@ async fn a_full_column_refuses_every_way_in() {
 
     // The limit counts live tasks: an archived one frees its place, which a move then takes;
     // restoring the archived one would overfill the column.
-    let r = plan(&app, "POST", "tasks/LIM-1/archive/", key, None).await;
-    ok(&r, 200);
-    let r = plan(
-        &app,
-        "POST",
-        &format!("{outside}move/"),
-        key,
-        Some(json!({"state": full})),
-    )
-    .await;
+    ok(&post("tasks/LIM-1/archive/".into(), None).await, 200);
+    let r = post(format!("{outside}move/"), Some(to_full)).await;
     assert_eq!(ok(&r, 200)["state"]["uuid"], full.as_str());
-    let before = digest(&app).await;
-    column_too_large(&plan(&app, "POST", "tasks/LIM-1/restore/", key, None).await);
-    let r = plan(
-        &app,
-        "POST",
-        "tasks/",
-        key,
-        Some(json!({"title": "One more", "board": "LIM"})),
-    )
-    .await;
-    column_too_large(&r);
+    let before = digest(&app, &TASK_TABLES).await;
+    column_too_large(&post("tasks/LIM-1/restore/".into(), None).await);
+    column_too_large(&create(one_more).await);
     assert_eq!(
-        digest(&app).await,
+        digest(&app, &TASK_TABLES).await,
         before,
         "a refused request stored nothing"
     );

@@ -5,9 +5,9 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
-use teamcomm_tests::{Resp, TestApp};
+use teamcomm_tests::TestApp;
 
-use super::kit::{PlanOrg, plan};
+use super::kit::{PlanOrg, create_task, ok, plan, uuid_of};
 
 #[derive(diesel::QueryableByName)]
 struct Count {
@@ -29,50 +29,11 @@ async fn events(app: &TestApp, task: &str, kind: &str) -> i64 {
     c.n
 }
 
-fn ok(r: &Resp, status: u16) -> &Value {
-    assert_eq!(r.status, status, "{}", r.text);
-    &r.body
-}
-
-fn uuid_of(v: &Value) -> String {
-    v["uuid"].as_str().expect("uuid").to_owned()
-}
-
-/// A project with a board `key` made by the admin.
-async fn board(app: &TestApp, o: &PlanOrg, key: &str) -> String {
-    let r = plan(
-        app,
-        "POST",
-        "projects/",
-        &o.admin_key,
-        Some(json!({"name": format!("Project {key}")})),
-    )
-    .await;
-    let project = uuid_of(ok(&r, 201));
-    let r = plan(
-        app,
-        "POST",
-        "boards/",
-        &o.admin_key,
-        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
-    )
-    .await;
-    uuid_of(ok(&r, 201))
-}
-
 /// A task on the board: (uuid, key, version).
 async fn task(app: &TestApp, key: &str, board: &str, title: &str) -> (String, String, i64) {
-    let r = plan(
-        app,
-        "POST",
-        "tasks/",
-        key,
-        Some(json!({"title": title, "board": board})),
-    )
-    .await;
-    let t = ok(&r, 201);
+    let t = create_task(app, key, json!({"title": title, "board": board})).await;
     (
-        uuid_of(t),
+        uuid_of(&t),
         t["key"].as_str().unwrap().to_owned(),
         t["version"].as_i64().unwrap(),
     )
@@ -85,9 +46,8 @@ async fn version(app: &TestApp, key: &str, task: &str) -> i64 {
 
 #[actix_web::test]
 async fn relations_are_linked_listed_and_removed() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let b = board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = uuid_of(&o.new_board(&app, "ENG").await);
     let k = &o.member_key;
     let (t1, key1, v1) = task(&app, k, &b, "one").await;
     let (t2, key2, _) = task(&app, k, &b, "two").await;
@@ -195,9 +155,8 @@ async fn relations_are_linked_listed_and_removed() {
 
 #[actix_web::test]
 async fn comments_are_written_replied_edited_and_soft_deleted() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let b = board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = uuid_of(&o.new_board(&app, "ENG").await);
     let (t, key, _) = task(&app, &o.member_key, &b, "t").await;
     let (t2, _, _) = task(&app, &o.member_key, &b, "t2").await;
     let path = format!("tasks/{key}/comments/");
@@ -379,9 +338,8 @@ async fn comments_are_written_replied_edited_and_soft_deleted() {
 
 #[actix_web::test]
 async fn reactions_are_person_only_single_emojis() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let b = board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = uuid_of(&o.new_board(&app, "ENG").await);
     let (_, key, _) = task(&app, &o.member_key, &b, "t").await;
     let r = plan(
         &app,
@@ -492,9 +450,8 @@ async fn reactions_are_person_only_single_emojis() {
 
 #[actix_web::test]
 async fn participants_and_subscription() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let b = board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = uuid_of(&o.new_board(&app, "ENG").await);
     let (t, key, _) = task(&app, &o.member_key, &b, "t").await;
     let path = format!("tasks/{key}/participants/");
     let r = plan(
@@ -566,7 +523,7 @@ async fn participants_and_subscription() {
     assert_eq!(r.body["extra"]["parameter"], "user_uuid", "{}", r.text);
     assert_eq!(r.body["extra"]["uuids"], json!([gone]), "{}", r.text);
     let (stranger, stranger_key) = o.person(&app, "member").await;
-    let secret = board(&app, &o, "SEC").await;
+    let secret = uuid_of(&o.new_board(&app, "SEC").await);
     let (_, hidden, _) = task(&app, &o.admin_key, &secret, "h").await;
     let r = plan(
         &app,
@@ -627,9 +584,8 @@ async fn participants_and_subscription() {
 
 #[actix_web::test]
 async fn task_labels_and_plan_label_doors() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    let b = board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    let b = uuid_of(&o.new_board(&app, "ENG").await);
     let (t, key, v) = task(&app, &o.member_key, &b, "t").await;
     let mut ids = Vec::new();
     for (name, path) in [

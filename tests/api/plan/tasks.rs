@@ -6,71 +6,28 @@
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
-use super::kit::{PlanOrg, plan};
-
-#[track_caller]
-fn ok(r: &Resp, status: u16) -> &Value {
-    assert_eq!(r.status, status, "{}", r.text);
-    &r.body
-}
+use super::kit::{PlanOrg, create_task, ok, plan, states, uuid_of};
 
 #[track_caller]
 fn refused(r: &Resp, status: u16, code: &str) {
     assert_eq!((r.status, r.code()), (status, code), "{}", r.text);
 }
 
-/// A project and a board `key` made by the admin: the board's answer.
-async fn board(app: &TestApp, o: &PlanOrg, key: &str) -> Value {
-    let r = plan(
-        app,
-        "POST",
-        "projects/",
-        &o.admin_key,
-        Some(json!({"name": format!("P {key}")})),
-    )
-    .await;
-    let project = ok(&r, 201)["uuid"].as_str().unwrap().to_owned();
-    let r = plan(
-        app,
-        "POST",
-        "boards/",
-        &o.admin_key,
-        Some(json!({"name": format!("Board {key}"), "project": project, "key": key})),
-    )
-    .await;
-    ok(&r, 201).clone()
-}
-
+/// The uuid of the first column of `category` on board `key`.
 async fn column(app: &TestApp, o: &PlanOrg, key: &str, category: &str) -> String {
-    let r = plan(
-        app,
-        "GET",
-        &format!("boards/{key}/states/"),
-        &o.admin_key,
-        None,
+    let states = states(app, &o.admin_key, key).await;
+    uuid_of(
+        states
+            .iter()
+            .find(|s| s["category"] == category)
+            .expect(category),
     )
-    .await;
-    ok(&r, 200)
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["category"] == category)
-        .expect(category)["uuid"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-async fn create(app: &TestApp, key: &str, body: Value) -> Value {
-    let r = plan(app, "POST", "tasks/", key, Some(body)).await;
-    ok(&r, 201).clone()
 }
 
 #[actix_web::test]
 async fn tasks_are_created_numbered_and_read_by_key_or_uuid() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
     let r = plan(
         &app,
         "POST",
@@ -99,7 +56,7 @@ async fn tasks_are_created_numbered_and_read_by_key_or_uuid() {
         (json!(1), json!(false))
     );
     assert!(t.get("labels").is_none() && t.get("subtasks").is_none());
-    let second = create(
+    let second = create_task(
         &app,
         &o.member_key,
         json!({"title": "Second", "board": "eng"}),
@@ -144,10 +101,9 @@ async fn tasks_are_created_numbered_and_read_by_key_or_uuid() {
 
 #[actix_web::test]
 async fn creation_refuses_with_the_documented_codes() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    board(&app, &o, "OPS").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    o.new_board(&app, "OPS").await;
     let ops_todo = column(&app, &o, "OPS", "todo").await;
     let post = |body: Value| plan(&app, "POST", "tasks/", &o.member_key, Some(body));
     refused(
@@ -201,8 +157,8 @@ async fn creation_refuses_with_the_documented_codes() {
     .await;
     refused(&r, 400, "actor_required");
     // sub-tasks
-    let parent = create(&app, &o.member_key, json!({"title": "p", "board": "ENG"})).await;
-    let child = create(
+    let parent = create_task(&app, &o.member_key, json!({"title": "p", "board": "ENG"})).await;
+    let child = create_task(
         &app,
         &o.member_key,
         json!({"title": "c", "parent_task": "ENG-1"}),
@@ -253,10 +209,9 @@ async fn creation_refuses_with_the_documented_codes() {
 
 #[actix_web::test]
 async fn updates_are_versioned() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    create(
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    create_task(
         &app,
         &o.member_key,
         json!({"title": "a", "board": "ENG", "priority": 3}),
@@ -332,14 +287,13 @@ async fn updates_are_versioned() {
 
 #[actix_web::test]
 async fn moves_rank_and_complete() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    board(&app, &o, "OPS").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    o.new_board(&app, "OPS").await;
     let todo = column(&app, &o, "ENG", "todo").await;
     let done = column(&app, &o, "ENG", "done").await;
     for t in ["a", "b", "c"] {
-        create(&app, &o.member_key, json!({"title": t, "board": "ENG"})).await;
+        create_task(&app, &o.member_key, json!({"title": t, "board": "ENG"})).await;
     }
     let mv = |task: &str, body: Value| {
         let path = format!("tasks/{task}/move/");
@@ -414,10 +368,9 @@ async fn moves_rank_and_complete() {
 
 #[actix_web::test]
 async fn archive_previews_then_archives_and_restores() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    create(
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    create_task(
         &app,
         &o.member_key,
         json!({"title": "a", "board": "ENG", "description": "body", "priority": 1}),
@@ -510,16 +463,15 @@ async fn archive_previews_then_archives_and_restores() {
 
 #[actix_web::test]
 async fn the_task_list_is_strict() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    create(
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    create_task(
         &app,
         &o.member_key,
         json!({"title": "mine", "board": "ENG", "owner": "me", "due_date": "2026-12-01"}),
     )
     .await;
-    create(
+    create_task(
         &app,
         &o.member_key,
         json!({"title": "free", "board": "ENG"}),
@@ -666,10 +618,9 @@ async fn the_task_list_is_strict() {
 
 #[actix_web::test]
 async fn snapshot_and_delta() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
-    create(&app, &o.member_key, json!({"title": "a", "board": "ENG"})).await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    create_task(&app, &o.member_key, json!({"title": "a", "board": "ENG"})).await;
     let r = plan(&app, "GET", "boards/ENG/board/", &o.member_key, None).await;
     let snap = ok(&r, 200).clone();
     assert_eq!(snap["board"]["key"], "ENG");
@@ -763,9 +714,8 @@ async fn snapshot_and_delta() {
 
 #[actix_web::test]
 async fn fifty_concurrent_creates_take_fifty_numbers() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::on_plan(&app, "business", true).await;
-    board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
     let mut handles = Vec::new();
     for i in 0..50 {
         let client = app.client.clone();
@@ -798,13 +748,12 @@ async fn fifty_concurrent_creates_take_fifty_numbers() {
 /// as those routes list it; nothing of it when not asked.
 #[actix_web::test]
 async fn includes_embed_labels_participants_relations_and_comments() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::new(&app).await;
-    board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
     let k = &o.member_key;
     let key_of = |t: &Value| t["key"].as_str().unwrap().to_owned();
-    let key1 = key_of(&create(&app, k, json!({"title": "one", "board": "ENG"})).await);
-    let key2 = key_of(&create(&app, k, json!({"title": "two", "board": "ENG"})).await);
+    let key1 = key_of(&create_task(&app, k, json!({"title": "one", "board": "ENG"})).await);
+    let key2 = key_of(&create_task(&app, k, json!({"title": "two", "board": "ENG"})).await);
     let write = |method: &'static str, path: String, body: Option<Value>| {
         let app = &app;
         async move { plan(app, method, &path, k, body).await }
@@ -958,10 +907,9 @@ async fn includes_embed_labels_participants_relations_and_comments() {
 /// (`group`, `lane`, `offset`), search, and the refusals of the grid.
 #[actix_web::test]
 async fn the_grouped_view_lanes_filters_and_pages_its_cells() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::new(&app).await;
-    board(&app, &o, "ENG").await;
-    let ops = board(&app, &o, "OPS").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    let ops = o.new_board(&app, "OPS").await;
     let ops_project = ops["project"]["uuid"].as_str().unwrap().to_owned();
     let k = &o.member_key;
     for (title, board, owner, priority) in [
@@ -974,7 +922,7 @@ async fn the_grouped_view_lanes_filters_and_pages_its_cells() {
         if owner {
             body["owner"] = json!("me");
         }
-        create(&app, k, body).await;
+        create_task(&app, k, body).await;
     }
     let r = plan(&app, "POST", "labels/", k, Some(json!({"name": "bug"}))).await;
     let bug = ok(&r, 201)["uuid"].as_str().unwrap().to_owned();
@@ -1139,17 +1087,16 @@ async fn the_grouped_view_lanes_filters_and_pages_its_cells() {
 /// declared structs too.
 #[actix_web::test]
 async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
-    let app = TestApp::spawn().await;
-    let o = PlanOrg::new(&app).await;
-    board(&app, &o, "ENG").await;
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
     let k = &o.member_key;
-    create(
+    create_task(
         &app,
         k,
         json!({"title": "mine", "board": "ENG", "owner": "me"}),
     )
     .await;
-    create(&app, k, json!({"title": "free", "board": "ENG"})).await;
+    create_task(&app, k, json!({"title": "free", "board": "ENG"})).await;
     let get = |path: String| {
         let app = &app;
         async move { plan(app, "GET", &path, k, None).await }
