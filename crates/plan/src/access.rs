@@ -389,18 +389,29 @@ impl Plan {
             .ok_or_else(Error::not_found)
     }
 
-    /// The board's default column for new tasks: the live one marked default, else the first
-    /// live `todo`, else the first live column; `board_not_initialized` when it has none.
+    /// The board's default column for new tasks ([`default_column`]).
     pub async fn default_state(&self, board: &Board) -> Result<State, Error> {
-        let states = self.live_states(board).await?;
-        states
-            .iter()
-            .find(|s| s.is_default)
-            .or_else(|| states.iter().find(|s| s.category == StateCategory::Todo))
-            .or_else(|| states.first())
-            .cloned()
-            .ok_or_else(crate::states::board_not_initialized)
+        let states = self
+            .ports
+            .boards
+            .board_states(board.org_id, board.id)
+            .await?;
+        default_column(&states)
     }
+}
+
+/// The default column for new tasks among a board's columns: the live one marked default,
+/// else the first live `todo`, else the first live column (by position);
+/// `board_not_initialized` when it has none.
+pub(crate) fn default_column(columns: &[State]) -> Result<State, Error> {
+    let mut live: Vec<&State> = columns.iter().filter(|s| !s.is_archived).collect();
+    live.sort_by_key(|s| s.position);
+    live.iter()
+        .find(|s| s.is_default)
+        .or_else(|| live.iter().find(|s| s.category == StateCategory::Todo))
+        .or_else(|| live.first())
+        .map(|s| (*s).clone())
+        .ok_or_else(crate::states::board_not_initialized)
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@ use teamcomm_kernel::{Error, ErrorCode, OrgId, Page, PageRequest, RepoError, Use
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
+use crate::access::default_column;
 use crate::ports::{
-    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskEvent,
-    TaskFilter, TaskSort, TaskSortKey,
+    COLUMN_FULL, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
+    TaskEvent, TaskFilter, TaskSort, TaskSortKey,
 };
 use crate::{
     Board, BoardId, BoardRef, Plan, PlanActor, PlanScopes, Preview, Restore, State, StateId, Task,
@@ -114,6 +115,15 @@ fn state_not_on_board() -> Error {
         "That state is not a live column of the task's board.",
     )
     .with_extra("parameter", "state")
+}
+
+/// The live column `id` among a board's columns, or `state_not_on_board`.
+fn live_column(columns: &[State], id: StateId) -> Result<State, Error> {
+    columns
+        .iter()
+        .find(|s| s.id == id && !s.is_archived)
+        .cloned()
+        .ok_or_else(state_not_on_board)
 }
 
 pub fn task_archived() -> Error {
@@ -400,12 +410,12 @@ impl Plan {
 
     /// A live column of the board, or `state_not_on_board`.
     async fn live_state_of(&self, board: &Board, id: StateId) -> Result<State, Error> {
-        match self.board_state(board, id).await {
-            Ok(s) if !s.is_archived => Ok(s),
-            Ok(_) => Err(state_not_on_board()),
-            Err(e) if e.code() == ErrorCode::NotFound => Err(state_not_on_board()),
-            Err(e) => Err(e),
-        }
+        let columns = self
+            .ports
+            .boards
+            .board_states(board.org_id, board.id)
+            .await?;
+        live_column(&columns, id)
     }
 
     async fn check_column_room(&self, board: &Board, state: StateId) -> Result<(), Error> {
@@ -461,6 +471,16 @@ impl Plan {
     /// `POST tasks/`: a task on the board (or its parent's board), in the given or default
     /// column, last in it, numbered `KEY-n`.
     pub async fn create_task(&self, actor: &PlanActor, new: CreateTask) -> Result<Task, Error> {
+        Ok(self.create_task_with_columns(actor, new).await?.0)
+    }
+
+    /// [`Self::create_task`], with the columns of the task's board it read (what the task's
+    /// answer names its column from: [`Self::task_context_knowing`]).
+    pub async fn create_task_with_columns(
+        &self,
+        actor: &PlanActor,
+        new: CreateTask,
+    ) -> Result<(Task, Vec<State>), Error> {
         let org = actor.org_id();
         if new.milestone_given {
             return Err(Error::new(
@@ -505,11 +525,11 @@ impl Plan {
         if board.is_archived {
             return Err(Error::not_found());
         }
+        let columns = self.ports.boards.board_states(org, board.id).await?;
         let state = match new.state {
-            Some(id) => self.live_state_of(&board, id).await?,
-            None => self.default_state(&board).await?,
+            Some(id) => live_column(&columns, id)?,
+            None => default_column(&columns)?,
         };
-        self.check_column_room(&board, state.id).await?;
         let owner = match new.owner {
             Some(o) => Some(self.check_owner(actor, o, &board).await?),
             None => None,
@@ -531,9 +551,16 @@ impl Plan {
             completed_at: state.category.is_closed().then_some(now),
             created_by: actor.person_id(),
             created_by_agent: actor.agent_name.as_ref().map(|a| a.as_str().to_owned()),
+            column_limit: MAX_COLUMN_TASKS,
         };
         let event = record("created", actor, json!({"state": state.id.to_string()}));
-        match self.ports.tasks.create_task(&task, &event).await {
+        Ok((self.insert_task(&task, &event).await?, columns))
+    }
+
+    /// Stores a new task: the store checks the column's room ([`MAX_COLUMN_TASKS`]) and the
+    /// sub-task nesting under the board's lock, and numbers it.
+    async fn insert_task(&self, task: &NewTask, event: &NewTaskEvent) -> Result<Task, Error> {
+        match self.ports.tasks.create_task(task, event).await {
             Ok(t) => Ok(t),
             // The number is taken under the board row's lock, so this cannot happen unless
             // the board's counter was moved behind its tasks.
@@ -545,6 +572,9 @@ impl Plan {
             }
             Err(RepoError::Conflict { constraint }) if constraint == SUBTASK_ONE_LEVEL => {
                 Err(nested_by_a_race())
+            }
+            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL => {
+                Err(column_too_large())
             }
             Err(e) => Err(e.into()),
         }
@@ -1007,11 +1037,15 @@ impl Plan {
         let (source, board) = self.writable_task(actor, task, None).await?;
         let fields = include.unwrap_or_else(|| CopyField::ALL.to_vec());
         let has = |f: CopyField| fields.contains(&f);
-        let state = match self.live_state_of(&board, source.state_id).await {
+        let columns = self
+            .ports
+            .boards
+            .board_states(board.org_id, board.id)
+            .await?;
+        let state = match live_column(&columns, source.state_id) {
             Ok(s) => s,
-            Err(_) => self.default_state(&board).await?,
+            Err(_) => default_column(&columns)?,
         };
-        self.check_column_room(&board, state.id).await?;
         let owner = match source.owner.filter(|_| has(CopyField::Owner)) {
             Some(o) => self.check_owner(actor, PersonRef::Id(o), &board).await.ok(),
             None => None,
@@ -1037,13 +1071,14 @@ impl Plan {
             completed_at: state.category.is_closed().then_some(now),
             created_by: actor.person_id(),
             created_by_agent: actor.agent_name.as_ref().map(|a| a.as_str().to_owned()),
+            column_limit: MAX_COLUMN_TASKS,
         };
         let event = record(
             "created",
             actor,
             json!({"state": state.id.to_string(), "duplicate_of": source.key()}),
         );
-        Ok(self.ports.tasks.create_task(&copy, &event).await?)
+        self.insert_task(&copy, &event).await
     }
 
     /// The ids of the live boards the caller sees.
@@ -1294,8 +1329,21 @@ impl Plan {
     /// The columns, owners and parents of these tasks (one read per board, person and
     /// parent).
     pub async fn task_context(&self, org: OrgId, tasks: &[Task]) -> Result<TaskContext, Error> {
+        self.task_context_knowing(org, tasks, Vec::new()).await
+    }
+
+    /// [`Self::task_context`] given columns already read (every column of their boards, as
+    /// the board's columns port answers them): those boards' columns are not read again.
+    pub async fn task_context_knowing(
+        &self,
+        org: OrgId,
+        tasks: &[Task],
+        columns: Vec<State>,
+    ) -> Result<TaskContext, Error> {
         let mut ctx = TaskContext::default();
-        let mut boards = std::collections::HashSet::new();
+        let mut boards: std::collections::HashSet<BoardId> =
+            columns.iter().map(|s| s.board_id).collect();
+        ctx.states.extend(columns.into_iter().map(|s| (s.id, s)));
         for t in tasks {
             if boards.insert(t.board_id) {
                 for s in self.ports.boards.board_states(org, t.board_id).await? {

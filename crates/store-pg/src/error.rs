@@ -12,12 +12,19 @@ pub(crate) fn db_error(e: DieselError) -> RepoError {
         ) => RepoError::Conflict {
             constraint: info.constraint_name().unwrap_or("unknown").to_owned(),
         },
-        // A rule a trigger checks again inside the write's transaction, refused by name.
+        // A rule the store checks again inside the write (a trigger, a create's column room),
+        // refused by name.
         DieselError::DatabaseError(DatabaseErrorKind::CheckViolation, info)
-            if info.constraint_name() == Some(teamcomm_plan::ports::SUBTASK_ONE_LEVEL) =>
+            if info.constraint_name().is_some_and(|c| {
+                [
+                    teamcomm_plan::ports::SUBTASK_ONE_LEVEL,
+                    teamcomm_plan::ports::COLUMN_FULL,
+                ]
+                .contains(&c)
+            }) =>
         {
             RepoError::Conflict {
-                constraint: teamcomm_plan::ports::SUBTASK_ONE_LEVEL.to_owned(),
+                constraint: info.constraint_name().unwrap_or_default().to_owned(),
             }
         }
         // The server went away (closed socket, restart, `pg_terminate_backend`): retryable.

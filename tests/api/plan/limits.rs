@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
 use super::kit::{PlanOrg, create_task, digest, ok, plan, states, uuid_of};
+use super::races::{at_once, roomy_app};
 
 /// Live tasks a column holds at most (the spec's number, not the code's constant).
 const COLUMN_LIMIT: i64 = 5_000;
@@ -126,4 +127,56 @@ async fn a_full_column_refuses_every_way_in() {
         before,
         "a refused request stored nothing"
     );
+}
+
+/// Creates racing into a column with room for two: two are stored, numbered next without a
+/// gap, the others refused; the column never holds more than the limit.
+#[actix_web::test]
+async fn racing_creates_never_overfill_a_column() {
+    let app = roomy_app().await;
+    let o = PlanOrg::new(&app).await;
+    let lim = uuid_of(&o.new_board(&app, "LIM").await);
+    let (full, open) = columns(&app, &o, "LIM").await;
+    fill(&app, &o.org, &lim, &full, COLUMN_LIMIT - 2).await;
+    let creates = (0..12)
+        .map(|i| {
+            let body = json!({"title": format!("Racer {i}"), "board": "LIM", "state": full});
+            ("POST", "tasks/".to_owned(), body)
+        })
+        .collect();
+    let answers = at_once(&app, &o.member_key, creates).await;
+    let mut keys = Vec::new();
+    for r in &answers {
+        if r.status == 201 {
+            keys.push(r.body["key"].as_str().unwrap().to_owned());
+        } else {
+            column_too_large(r);
+        }
+    }
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            format!("LIM-{}", COLUMN_LIMIT - 1),
+            format!("LIM-{COLUMN_LIMIT}")
+        ],
+        "two creates stored, numbered next"
+    );
+    let r = plan(
+        &app,
+        "GET",
+        &format!("tasks/?board=LIM&state={full}&page_size=1"),
+        &o.member_key,
+        None,
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["count"], COLUMN_LIMIT);
+    // The refused creates took no number.
+    let t = create_task(
+        &app,
+        &o.member_key,
+        json!({"title": "Elsewhere", "board": "LIM", "state": open}),
+    )
+    .await;
+    assert_eq!(t["key"], format!("LIM-{}", COLUMN_LIMIT + 1));
 }

@@ -9,7 +9,7 @@ use teamcomm_tests::{Resp, TestApp};
 use super::kit::{PlanOrg, plan};
 
 /// An app whose Plan write budget does not get in the way of a burst.
-async fn roomy_app() -> TestApp {
+pub(super) async fn roomy_app() -> TestApp {
     TestApp::builder()
         .var("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_WRITES", "100000")
         .var("TEAMCOMM_RATE_LIMIT_PER_MINUTE_PLAN_BULK", "100000")
@@ -19,7 +19,11 @@ async fn roomy_app() -> TestApp {
 
 /// Sends every `(method, path, body)` at once with `key` (each with an `Idempotency-Key` of
 /// its own); the answers in the same order.
-async fn at_once(app: &TestApp, key: &str, calls: Vec<(&str, String, Value)>) -> Vec<Resp> {
+pub(super) async fn at_once(
+    app: &TestApp,
+    key: &str,
+    calls: Vec<(&str, String, Value)>,
+) -> Vec<Resp> {
     let mut sent = Vec::new();
     for (i, (method, path, body)) in calls.into_iter().enumerate() {
         let request = app

@@ -109,6 +109,7 @@ async fn tasks(p: &Ports, org: &Organization, by: &User, n: usize) -> Vec<Task> 
             completed_at: None,
             created_by: Some(by.id),
             created_by_agent: None,
+            column_limit: 5_000,
         };
         let event = NewTaskEvent::new("created", Executor::default(), json!({}));
         made.push(p.plan.tasks.create_task(&new, &event).await.unwrap());

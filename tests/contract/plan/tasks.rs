@@ -9,8 +9,8 @@ use serde_json::json;
 use teamcomm_kernel::{OrgId, PageRequest, RepoError};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::ports::{
-    EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskFilter, TaskRepository,
-    TaskSort, TaskSortKey,
+    COLUMN_FULL, EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskFilter,
+    TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
@@ -29,6 +29,7 @@ contract!(
     lists_filter_sort_and_page,
     subtasks_are_found_archived_ones_too,
     the_store_nests_subtasks_one_level_even_under_races,
+    a_full_column_refuses_creates_even_under_races,
     counts_follow_every_write,
     the_delta_window_sees_every_write_once,
 );
@@ -96,6 +97,7 @@ fn new_task(org: OrgId, board: &Board, state: &State, title: &str) -> NewTask {
         completed_at: None,
         created_by: None,
         created_by_agent: Some("Claude".into()),
+        column_limit: 5_000,
     }
 }
 
@@ -682,6 +684,82 @@ async fn the_store_nests_subtasks_one_level_even_under_races(p: Ports) {
             "{a:?} {b:?}"
         );
     }
+}
+
+/// The column limit is the store's to check, under the board row's lock that numbers the
+/// task: of creates racing into a column with room for three, three are stored and the others
+/// refused (`COLUMN_FULL`) without taking a number.
+async fn a_full_column_refuses_creates_even_under_races(p: Ports) {
+    let org = p.org("Column limit").await;
+    let (b, states) = board(&p, org.id, "LIM").await;
+    let todo = state(&states, StateCategory::Todo).clone();
+    let done = state(&states, StateCategory::Done).clone();
+    let limited = |state: &State, title: &str| NewTask {
+        column_limit: 3,
+        ..new_task(org.id, &b, state, title)
+    };
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        let repo: Arc<dyn TaskRepository> = p.plan.tasks.clone();
+        let new = limited(&todo, &format!("t{i}"));
+        handles.push(tokio::spawn(async move {
+            repo.create_task(&new, &event("created")).await
+        }));
+    }
+    let mut numbers = Vec::new();
+    for h in handles {
+        match h.await.unwrap() {
+            Ok(t) => numbers.push(t.number),
+            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL => {}
+            Err(e) => panic!("a create into a full column: {e:?}"),
+        }
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, [1, 2, 3], "three creates stored");
+    let repo = p.plan.tasks.clone();
+    assert_eq!(
+        repo.count_column(org.id, b.id, todo.id, 5_000)
+            .await
+            .unwrap(),
+        3
+    );
+    // The refused creates took no number; another column still has room.
+    let t = repo
+        .create_task(&limited(&done, "elsewhere"), &event("created"))
+        .await
+        .unwrap();
+    assert_eq!(t.number, 4);
+    // An archived task frees its place.
+    let mut listed = repo
+        .list_tasks(
+            org.id,
+            &TaskFilter {
+                boards: vec![b.id],
+                state: Some(todo.id),
+                ..TaskFilter::default()
+            },
+            TaskSort::default(),
+            PageRequest::all(),
+        )
+        .await
+        .unwrap()
+        .results;
+    let first = listed.remove(0);
+    let archived = Task {
+        is_archived: true,
+        archived_at: Some(T0),
+        ..first
+    };
+    repo.save_task(&archived, &event("archived")).await.unwrap();
+    let t = repo
+        .create_task(&limited(&todo, "in its place"), &event("created"))
+        .await
+        .unwrap();
+    assert_eq!((t.number, t.state_id), (5, todo.id));
+    assert!(matches!(
+        repo.create_task(&limited(&todo, "one more"), &event("created")).await,
+        Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL
+    ));
 }
 
 /// Writers change tasks while a poller follows the feed from cursor to cursor: every write

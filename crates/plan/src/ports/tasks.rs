@@ -29,6 +29,9 @@ pub struct NewTask {
     pub completed_at: Option<OffsetDateTime>,
     pub created_by: Option<UserId>,
     pub created_by_agent: Option<String>,
+    /// The live tasks its column may hold at most: a create into a column that holds as many
+    /// is refused ([`COLUMN_FULL`]).
+    pub column_limit: u64,
 }
 
 /// What happened to a task, written in the transaction of the change.
@@ -139,11 +142,17 @@ pub struct TaskFilter {
 /// transaction, so that two racing writes cannot both pass the service's check.
 pub const SUBTASK_ONE_LEVEL: &str = "plan_tasks_one_level";
 
+/// The conflict a create answers when its column already holds [`NewTask::column_limit`] live
+/// tasks: checked under the board row's lock that numbers the task, so that racing creates
+/// cannot overfill a column, and the refused create takes no number.
+pub const COLUMN_FULL: &str = "plan_column_full";
+
 #[async_trait]
 pub trait TaskRepository: Send + Sync + 'static {
     /// Inserts the task with the board's next number (taken under the board row's lock in the
     /// task's transaction: no gaps, no duplicates), last in its column, and its event.
-    /// `Conflict` on [`SUBTASK_ONE_LEVEL`] when its parent is a sub-task.
+    /// `Conflict` on [`SUBTASK_ONE_LEVEL`] when its parent is a sub-task, on [`COLUMN_FULL`]
+    /// when its column holds `task.column_limit` live tasks (nothing stored, no number taken).
     async fn create_task(&self, task: &NewTask, event: &NewTaskEvent) -> Result<Task, RepoError>;
     async fn get_task(&self, org: OrgId, id: TaskId) -> Result<Task, RepoError>;
     /// The task numbered `number` on the board.

@@ -1033,3 +1033,72 @@ async fn the_delta_feed_splits_changes_between_cursors() {
     assert_eq!(e.code(), ErrorCode::DeltaWindowExpired);
     assert_eq!(e.extra()["max_window_days"], 7);
 }
+
+#[tokio::test]
+async fn a_full_column_refuses_creates_and_copies_and_names_its_columns() {
+    let w = World::new().await;
+    let eng = w.board("ENG").await;
+    let done = column(&w, &eng, StateCategory::Done).await;
+    let first = task(&w, &eng, "first").await;
+    let (made, columns) = w
+        .plan
+        .create_task_with_columns(&w.member, titled(&eng, "second"))
+        .await
+        .unwrap();
+    assert_eq!(made.key(), "ENG-2");
+    assert!(
+        columns.iter().any(|s| s.id == made.state_id) && columns.iter().any(|s| s.id == done.id),
+        "the board's columns come with the task"
+    );
+    // The default column filled to the limit behind the service's back.
+    {
+        let mut st = w.mem.lock();
+        for n in 3..=i64::try_from(MAX_COLUMN_TASKS).unwrap() {
+            let filler = Task {
+                id: TaskId::new(),
+                number: n,
+                rank: n * RANK_STEP,
+                ..first.clone()
+            };
+            st.tasks.tasks.push(filler);
+        }
+        st.tasks
+            .next_numbers
+            .insert(eng.id, i64::try_from(MAX_COLUMN_TASKS).unwrap() + 1);
+    }
+    let e = w
+        .plan
+        .create_task(&w.member, titled(&eng, "one more"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::ColumnTooLarge);
+    let e = w
+        .plan
+        .duplicate_task(&w.member, &key_of(&first), None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::ColumnTooLarge);
+    // Nothing was numbered: the next task elsewhere takes the next number.
+    let elsewhere = w
+        .plan
+        .create_task(
+            &w.member,
+            CreateTask {
+                state: Some(done.id),
+                ..titled(&eng, "elsewhere")
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        elsewhere.number,
+        i64::try_from(MAX_COLUMN_TASKS).unwrap() + 1
+    );
+    // The answer's context takes its column from the columns given.
+    let ctx = w
+        .plan
+        .task_context_knowing(w.org.id, std::slice::from_ref(&elsewhere), columns)
+        .await
+        .unwrap();
+    assert_eq!(ctx.states[&done.id].name, done.name);
+}

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use super::{InMemoryPlan, PlanState};
 use crate::ports::{
-    EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskEvent,
-    TaskFilter, TaskRepository, TaskSort, TaskSortKey,
+    COLUMN_FULL, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
+    TaskEvent, TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use crate::tasks::RANK_STEP;
 use crate::{BoardId, StateId, Task, TaskId};
@@ -218,6 +218,15 @@ impl TaskRepository for InMemoryPlan {
         let board_key = st.board_key(new.org_id, new.board_id)?;
         if let Some(parent) = new.parent_id {
             st.check_one_level(new.id, parent)?;
+        }
+        let live =
+            st.tasks.tasks.iter().filter(|t| {
+                t.board_id == new.board_id && t.state_id == new.state_id && !t.is_archived
+            });
+        if live.count() as u64 >= new.column_limit {
+            return Err(RepoError::Conflict {
+                constraint: COLUMN_FULL.into(),
+            });
         }
         let number = st.take_number(new.board_id);
         let rank = st.end_of_column(new.state_id, new.id);

@@ -194,7 +194,17 @@ impl TaskView {
 
 /// The views of these tasks (their columns, owners and parents read once).
 pub async fn task_views(state: &AppState, org: OrgId, tasks: &[Task]) -> ApiResult<Vec<TaskView>> {
-    let ctx = state.plan.task_context(org, tasks).await?;
+    task_views_knowing(state, org, tasks, Vec::new()).await
+}
+
+/// [`task_views`] given columns the request already read (their boards' are not read again).
+async fn task_views_knowing(
+    state: &AppState,
+    org: OrgId,
+    tasks: &[Task],
+    columns: Vec<teamcomm_plan::State>,
+) -> ApiResult<Vec<TaskView>> {
+    let ctx = state.plan.task_context_knowing(org, tasks, columns).await?;
     Ok(tasks.iter().map(|t| TaskView::of(t, &ctx)).collect())
 }
 
@@ -221,7 +231,17 @@ fn tagged(status: StatusCode, version: i64, body: &impl Serialize) -> HttpRespon
 
 /// The view of one task.
 async fn task_view(state: &AppState, task: &Task) -> ApiResult<TaskView> {
-    let mut views = task_views(state, task.org_id, std::slice::from_ref(task)).await?;
+    task_view_knowing(state, task, Vec::new()).await
+}
+
+/// [`task_view`] given columns already read.
+async fn task_view_knowing(
+    state: &AppState,
+    task: &Task,
+    columns: Vec<teamcomm_plan::State>,
+) -> ApiResult<TaskView> {
+    let mut views =
+        task_views_knowing(state, task.org_id, std::slice::from_ref(task), columns).await?;
     Ok(views.remove(0))
 }
 
@@ -827,8 +847,9 @@ pub async fn create_task(
         priority: b.priority,
         milestone_given: b.milestone.is_some_and(|m| !m.is_null()),
     };
-    let task = state.plan.create_task(&actor, new).await?;
-    task_answer(&state, StatusCode::CREATED, &task).await
+    let (task, columns) = state.plan.create_task_with_columns(&actor, new).await?;
+    let view = task_view_knowing(&state, &task, columns).await?;
+    Ok(tagged(StatusCode::CREATED, view.version, &view))
 }
 
 #[utoipa::path(

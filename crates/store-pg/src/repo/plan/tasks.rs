@@ -100,6 +100,74 @@ impl<Q: Query> Query for Prepared<Q> {
     type SqlType = Q::SqlType;
 }
 
+/// The fields of a task that its writer states, in the order [`Sql::bind_content`] binds them:
+/// a create inserts them, a save sets them.
+const CONTENT_COLUMNS: &str =
+    "parent_id, title, description, owner_id, priority, estimate, start_date, due_date";
+
+/// The values of [`CONTENT_COLUMNS`], of a new task or a saved one.
+struct Content<'a> {
+    parent: Option<TaskId>,
+    title: &'a str,
+    description: &'a str,
+    owner: Option<UserId>,
+    priority: Option<i16>,
+    estimate: Option<i32>,
+    start_date: Option<time::Date>,
+    due_date: Option<time::Date>,
+}
+
+impl<'a> From<&'a NewTask> for Content<'a> {
+    fn from(t: &'a NewTask) -> Self {
+        Content {
+            parent: t.parent_id,
+            title: &t.title,
+            description: &t.description,
+            owner: t.owner,
+            priority: t.priority,
+            estimate: t.estimate,
+            start_date: t.start_date,
+            due_date: t.due_date,
+        }
+    }
+}
+
+impl<'a> From<&'a Task> for Content<'a> {
+    fn from(t: &'a Task) -> Self {
+        Content {
+            parent: t.parent_id,
+            title: &t.title,
+            description: &t.description,
+            owner: t.owner,
+            priority: t.priority,
+            estimate: t.estimate,
+            start_date: t.start_date,
+            due_date: t.due_date,
+        }
+    }
+}
+
+impl Sql {
+    /// The values of [`CONTENT_COLUMNS`], bound in its order, comma-separated.
+    fn bind_content(self, c: Content<'_>) -> Sql {
+        self.bind::<Nullable<SqlUuid>, _>(c.parent.map(|p| p.0))
+            .push(", ")
+            .bind::<Text, _>(c.title.to_owned())
+            .push(", ")
+            .bind::<Text, _>(c.description.to_owned())
+            .push(", ")
+            .bind::<Nullable<SqlUuid>, _>(c.owner.map(|u| u.0))
+            .push(", ")
+            .bind::<Nullable<Int2>, _>(c.priority)
+            .push(", ")
+            .bind::<Nullable<Int4>, _>(c.estimate)
+            .push(", ")
+            .bind::<Nullable<Date>, _>(c.start_date)
+            .push(", ")
+            .bind::<Nullable<Date>, _>(c.due_date)
+    }
+}
+
 /// The columns of a task with its board's current key (`t` is `plan_tasks`, `b` its board).
 const TASK_COLUMNS: &str = "t.id, t.organization_id, t.board_id, b.key AS board_key, t.number, \
      t.state_id, t.parent_id, t.title, t.description, t.owner_id, t.priority, t.estimate, \
@@ -403,23 +471,9 @@ async fn write_task(
         .bind::<BigInt, _>(number)
         .push(", state_id = ")
         .bind::<SqlUuid, _>(task.state_id.0)
-        .push(", parent_id = ")
-        .bind::<Nullable<SqlUuid>, _>(task.parent_id.map(|p| p.0))
-        .push(", title = ")
-        .bind::<Text, _>(task.title.clone())
-        .push(", description = ")
-        .bind::<Text, _>(task.description.clone())
-        .push(", owner_id = ")
-        .bind::<Nullable<SqlUuid>, _>(task.owner.map(|u| u.0))
-        .push(", priority = ")
-        .bind::<Nullable<Int2>, _>(task.priority)
-        .push(", estimate = ")
-        .bind::<Nullable<Int4>, _>(task.estimate)
-        .push(", start_date = ")
-        .bind::<Nullable<Date>, _>(task.start_date)
-        .push(", due_date = ")
-        .bind::<Nullable<Date>, _>(task.due_date)
-        .push(", milestone_id = ")
+        .push(&format!(", ({CONTENT_COLUMNS}) = ROW("))
+        .bind_content(task.into())
+        .push("), milestone_id = ")
         .bind::<Nullable<SqlUuid>, _>(task.milestone_id)
         .push(", rank = ")
         .bind::<BigInt, _>(rank)
@@ -482,10 +536,12 @@ impl TaskRepository for PgTasks {
         let mut conn = self.db.conn().await?;
         // One statement (its own transaction): the board row's lock and its next number
         // (`taken`: KEY-n without gaps or duplicates, held until the statement commits), the
-        // rank after the column's last task and the clock read once that lock is held
-        // (`placed`: `plan_column_end` sees the creates that held the lock before, and the
-        // stamp is not older than the lock wait, which the delta feed's lag relies on), the
-        // task, its event; the column's kept count follows by trigger.
+        // column's room, the rank after its last task and the clock read once that lock is
+        // held (`placed`: `plan_column_place` sees the creates that held the lock before, so
+        // racing creates cannot overfill the column, and refuses the create, number and all,
+        // when the column is full; the stamp is not older than the lock wait, which the delta
+        // feed's lag relies on), the task, its event; the column's kept count follows by
+        // trigger.
         let row: TaskRow = Sql::new(
             "WITH taken AS (UPDATE plan_boards SET next_task_number = next_task_number + 1 \
              WHERE id = ",
@@ -495,35 +551,22 @@ impl TaskRepository for PgTasks {
         .bind::<SqlUuid, _>(new.org_id.0) // $2
         .push(
             " RETURNING next_task_number - 1 AS number, key), \
-             placed AS MATERIALIZED (SELECT number, key, plan_column_end($1, ",
+             placed AS MATERIALIZED (SELECT number, key, plan_column_place($1, ",
         )
         .bind::<SqlUuid, _>(new.state_id.0) // $3
         .push(", ")
         .bind::<SqlUuid, _>(new.id.0) // $4
         .push(", ")
         .bind::<BigInt, _>(RANK_STEP)
-        .push(
+        .push(", ")
+        .bind::<BigInt, _>(i64::try_from(new.column_limit).unwrap_or(i64::MAX))
+        .push(&format!(
             ") AS rank, clock_timestamp() AS at FROM taken), \
              task AS (INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, \
-             parent_id, title, description, owner_id, priority, estimate, start_date, due_date, \
-             rank, completed_at, created_by_id, created_by_agent, created_at, updated_at) \
-             SELECT $4, $2, $1, number, $3, ",
-        )
-        .bind::<Nullable<SqlUuid>, _>(new.parent_id.map(|p| p.0))
-        .push(", ")
-        .bind::<Text, _>(new.title.clone())
-        .push(", ")
-        .bind::<Text, _>(new.description.clone())
-        .push(", ")
-        .bind::<Nullable<SqlUuid>, _>(new.owner.map(|u| u.0))
-        .push(", ")
-        .bind::<Nullable<Int2>, _>(new.priority)
-        .push(", ")
-        .bind::<Nullable<Int4>, _>(new.estimate)
-        .push(", ")
-        .bind::<Nullable<Date>, _>(new.start_date)
-        .push(", ")
-        .bind::<Nullable<Date>, _>(new.due_date)
+             {CONTENT_COLUMNS}, rank, completed_at, created_by_id, created_by_agent, created_at, \
+             updated_at) SELECT $4, $2, $1, number, $3, "
+        ))
+        .bind_content(new.into())
         .push(", rank, ")
         .bind::<Nullable<Timestamptz>, _>(new.completed_at)
         .push(", ")

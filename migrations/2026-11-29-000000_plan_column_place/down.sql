@@ -1,0 +1,1 @@
+DROP FUNCTION plan_column_place(uuid, uuid, uuid, bigint, bigint);
