@@ -185,6 +185,10 @@ fn plan_shaped<B: MessageBody + 'static>(res: ServiceResponse<B>) -> ServiceResp
     }
 }
 
+/// What `teamcomm_plan::tasks::expected_version` reads from `If-Match` (`"N"`, `W/"N"`, `N` or
+/// `*`; blank is none), as the header's pattern on the doors that declare it.
+pub const IF_MATCH_PATTERN: &str = r#"^[ \t]*(\*|(W/)?"*[+-]?[0-9]{1,19}"*)?[ \t]*$"#;
+
 /// Documents what [`around`] does on a Plan door's operation: the Plan shape of its 400 when it
 /// takes a body, its `Idempotency-Key` header and 409s when it honours one, the agent headers on
 /// writes.
@@ -249,6 +253,19 @@ pub fn document(operation: &mut Operation, door: PlanDoor) {
             .into(),
     );
     let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    for p in parameters.iter_mut().filter_map(|p| match p {
+        RefOr::T(p) if p.parameter_in == ParameterIn::Header => Some(p),
+        _ => None,
+    }) {
+        if !p.name.eq_ignore_ascii_case("If-Match") {
+            continue;
+        }
+        let schema = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(IF_MATCH_PATTERN))
+            .build();
+        p.schema = Some(schema.into());
+    }
     if door.idempotency != Idempotency::None {
         let required = door.idempotency == Idempotency::Required;
         parameters.push(header(
@@ -319,5 +336,47 @@ mod tests {
         .unwrap();
         assert_eq!(body["non_field_errors"][0], "Expected a JSON object.");
         assert!(body.get("code").is_none());
+    }
+
+    #[test]
+    fn the_if_match_pattern_is_expected_version() {
+        use teamcomm_plan::tasks::expected_version;
+        let re = regex::Regex::new(IF_MATCH_PATTERN).unwrap();
+        for s in [
+            "",
+            "*",
+            "5",
+            "\"5\"",
+            "W/\"5\"",
+            "\"\"7\"",
+            "+3",
+            "-2",
+            "\"*\"",
+            "W/",
+            "\"",
+            "null",
+            "5 ",
+            " W/\"5\"\t",
+            "\" 5\"",
+            "W/ 5",
+            "W/5",
+            "w/\"5\"",
+            "5.0",
+            "9223372036854775807",
+            "1e3",
+            "\"W/5\"",
+        ] {
+            assert_eq!(
+                re.is_match(s),
+                expected_version(Some(s), None).is_ok(),
+                "{s:?}"
+            );
+        }
+        let doc = serde_json::to_value(crate::openapi::document()).unwrap();
+        let params = doc["paths"]["/v1/plan/tasks/{t}/"]["patch"]["parameters"]
+            .as_array()
+            .unwrap();
+        let if_match = params.iter().find(|p| p["name"] == "If-Match").unwrap();
+        assert_eq!(if_match["schema"]["pattern"], IF_MATCH_PATTERN);
     }
 }

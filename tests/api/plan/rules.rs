@@ -15,7 +15,7 @@ use teamcomm_plan::{PlanActor, PlanScopes, TaskRef};
 use teamcomm_tests::{Resp, TestApp, concrete_path};
 use uuid::Uuid;
 
-use super::kit::{PlanOrg, key_for};
+use super::kit::{PlanOrg, key_for, ok, plan};
 
 fn plan_routes() -> Vec<&'static Route> {
     registry()
@@ -658,4 +658,167 @@ async fn an_optional_key_is_honoured_when_sent() {
     assert_eq!(res.status, 400, "{}", res.text);
     assert!(res.body.get("code").is_none(), "{}", res.text);
     assert!(res.body["name"][0].as_str().is_some(), "{}", res.text);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The document states each body rule, and a value it refuses answers the field map naming the
+// field (never `non_field_errors`).
+
+/// `res` is the Plan field map refusing `field` (400, `detail`, no `code`).
+#[track_caller]
+fn refuses_field(res: &Resp, field: &str) {
+    assert_eq!(res.status, 400, "{}", res.text);
+    assert!(res.body.get("code").is_none(), "{}", res.text);
+    assert!(res.body["detail"].is_string(), "{}", res.text);
+    assert!(res.body.get("non_field_errors").is_none(), "{}", res.text);
+    assert!(res.body[field][0].is_string(), "{field} in {}", res.text);
+}
+
+#[actix_web::test]
+async fn a_bad_enum_value_names_its_field() {
+    let (app, o) = PlanOrg::spawn().await;
+    let k = &o.admin_key;
+    for (field, bad) in [("health", "great"), ("visibility", "public")] {
+        let body = json!({"name": format!("P {field}"), field: bad});
+        refuses_field(&plan(&app, "POST", "projects/", k, Some(body)).await, field);
+    }
+    let project = o.project(&app, "Apollo").await;
+    let path = format!("projects/{project}/");
+    for (field, bad) in [("health", "ON_TRACK"), ("visibility", "")] {
+        refuses_field(
+            &plan(&app, "PATCH", &path, k, Some(json!({field: bad}))).await,
+            field,
+        );
+    }
+    let r = plan(&app, "PATCH", &path, k, Some(json!({"health": "at_risk"}))).await;
+    assert_eq!(ok(&r, 200)["health"], "at_risk");
+    o.board(&app, &project, "ENG").await;
+    for (field, bad) in [("estimate_scale", "tshirt"), ("visibility", "everyone")] {
+        let r = plan(&app, "PATCH", "boards/ENG/", k, Some(json!({field: bad}))).await;
+        refuses_field(&r, field);
+    }
+    let body = json!({"name": "Limbo", "category": "limbo"});
+    let r = plan(&app, "POST", "boards/ENG/states/", k, Some(body)).await;
+    refuses_field(&r, "category");
+    let r = plan(&app, "GET", "boards/ENG/states/", k, None).await;
+    let names: Vec<&str> = ok(&r, 200)
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"Limbo"), "{names:?}");
+}
+
+#[actix_web::test]
+async fn a_board_key_out_of_the_rule_names_key_and_a_padded_one_is_taken() {
+    let (app, o) = PlanOrg::spawn().await;
+    let k = &o.admin_key;
+    let project = o.project(&app, "Apollo").await;
+    for bad in ["1AB", "A", "AB-C", "ÉQUIPE", "ABCDEFGHIJK"] {
+        let body = json!({"name": "B", "project": project, "key": bad});
+        let r = plan(&app, "POST", "boards/", k, Some(body)).await;
+        refuses_field(&r, "key");
+    }
+    let body = json!({"name": "B", "project": project, "key": " eng2 "});
+    let r = plan(&app, "POST", "boards/", k, Some(body)).await;
+    assert_eq!(ok(&r, 201)["key"], "ENG2");
+    let r = plan(&app, "PATCH", "boards/ENG2/", k, Some(json!({"key": "9X"}))).await;
+    refuses_field(&r, "key");
+    let r = plan(&app, "GET", "boards/ENG2/", k, None).await;
+    assert_eq!(ok(&r, 200)["key"], "ENG2");
+}
+
+#[actix_web::test]
+async fn a_blank_label_name_names_name() {
+    let (app, o) = PlanOrg::spawn().await;
+    let k = &o.admin_key;
+    for blank in ["", "   ", "\u{200b}"] {
+        let r = plan(&app, "POST", "labels/", k, Some(json!({"name": blank}))).await;
+        refuses_field(&r, "name");
+    }
+    let r = plan(&app, "POST", "labels/", k, Some(json!({"name": " Bug "}))).await;
+    let label = ok(&r, 201)["uuid"].as_str().expect("uuid").to_owned();
+    let path = format!("labels/{label}/");
+    let r = plan(&app, "PATCH", &path, k, Some(json!({"name": " "}))).await;
+    refuses_field(&r, "name");
+    let r = plan(&app, "GET", "labels/", k, None).await;
+    assert_eq!(ok(&r, 200)["results"][0]["name"], "Bug");
+}
+
+#[actix_web::test]
+async fn task_owner_milestone_and_anchors_name_their_field() {
+    let (app, o) = PlanOrg::spawn().await;
+    let k = &o.admin_key;
+    let project = o.project(&app, "Apollo").await;
+    o.board(&app, &project, "ENG").await;
+    let body = json!({"title": "T", "board": "ENG", "owner": "nobody"});
+    refuses_field(&plan(&app, "POST", "tasks/", k, Some(body)).await, "owner");
+    let body = json!({"title": "T", "board": "ENG", "owner": "me"});
+    let r = plan(&app, "POST", "tasks/", k, Some(body)).await;
+    assert_eq!(ok(&r, 201)["owner"]["uuid"], o.admin.as_str());
+    for (field, bad) in [("owner", json!("Me")), ("milestone", json!("m1"))] {
+        let r = plan(&app, "PATCH", "tasks/ENG-1/", k, Some(json!({field: bad}))).await;
+        refuses_field(&r, field);
+    }
+    let r = plan(
+        &app,
+        "PATCH",
+        "tasks/ENG-1/",
+        k,
+        Some(json!({"owner": null})),
+    )
+    .await;
+    assert!(ok(&r, 200)["owner"].is_null(), "{}", r.text);
+    // A neighbour of a move is a task's key or uuid.
+    for field in ["before", "after"] {
+        for bad in ["", "ENG", "ENG-0", "E G-1"] {
+            let r = plan(
+                &app,
+                "POST",
+                "tasks/ENG-1/move/",
+                k,
+                Some(json!({field: bad})),
+            )
+            .await;
+            refuses_field(&r, field);
+        }
+    }
+    // Dates keep their code, naming the field.
+    for (method, path) in [("PATCH", "tasks/ENG-1/"), ("POST", "tasks/")] {
+        for field in ["due_date", "start_date"] {
+            let body = json!({"title": "T", "board": "ENG", field: "2026-13-01"});
+            let body = if method == "PATCH" {
+                json!({field: ""})
+            } else {
+                body
+            };
+            let r = plan(&app, method, path, k, Some(body)).await;
+            r.assert_error(400, "invalid_date_range");
+            assert_eq!(r.body["extra"]["parameter"], field, "{}", r.text);
+        }
+    }
+    let r = plan(
+        &app,
+        "PATCH",
+        "tasks/ENG-1/",
+        k,
+        Some(json!({"due_date": "2026-12-31"})),
+    )
+    .await;
+    assert_eq!(ok(&r, 200)["due_date"], "2026-12-31");
+    let path = format!("projects/{project}/reorder/");
+    for field in ["before", "after"] {
+        let r = plan(&app, "POST", &path, k, Some(json!({field: "first"}))).await;
+        refuses_field(&r, field);
+        let r = plan(
+            &app,
+            "POST",
+            "boards/ENG/reorder/",
+            k,
+            Some(json!({field: "x"})),
+        )
+        .await;
+        refuses_field(&r, field);
+    }
 }

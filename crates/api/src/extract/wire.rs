@@ -17,6 +17,14 @@ pub type PlanName = Wire<teamcomm_org::PlanTier>;
 pub type TeamRoleName = Wire<teamcomm_org::TeamRole>;
 pub type TemplateTypeName = Wire<teamcomm_forms::TemplateType>;
 pub type QuestionTypeName = Wire<teamcomm_forms::questions::QuestionType>;
+/// Plan: a project's or board's `visibility`.
+pub type VisibilityName = Wire<teamcomm_plan::Visibility>;
+/// Plan: a project's `health`.
+pub type HealthName = Wire<teamcomm_plan::ProjectHealth>;
+/// Plan: a board's `estimate_scale`.
+pub type EstimateScaleName = Wire<teamcomm_plan::EstimateScale>;
+/// Plan: a column's `category`.
+pub type CategoryName = Wire<teamcomm_plan::StateCategory>;
 
 /// One of `T`'s wire names, read as `T`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

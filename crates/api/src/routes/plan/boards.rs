@@ -9,20 +9,21 @@ use teamcomm_plan::access::DryRunOr;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch, BoardView, NewBoard};
 use teamcomm_plan::projects::check_search;
 use teamcomm_plan::states::{NewState, StatePatch};
-use teamcomm_plan::{
-    BoardId, BoardRef, EstimateScale, PlanActor, ProjectId, State, StateCategory, StateId,
-    Visibility,
-};
-use utoipa::{IntoParams, ToSchema};
+use teamcomm_plan::{BoardId, BoardRef, MAX_BOARD_KEY, PlanActor, ProjectId, State, StateId};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::PlanCaller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{Query, Wire, nullable};
+use crate::extract::text::TRIMMED;
+use crate::extract::wire::{CategoryName, EstimateScaleName, VisibilityName};
+use crate::extract::{Query, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, PlanJson, preview};
+use crate::routes::plan::common::{DryRun, OrPreview, PlanJson, list_search_schema, preview};
 use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
 use crate::routes::plan::projects::{EmptyBody, PlanRef, anchor_of};
 use crate::state::AppState;
@@ -154,7 +155,8 @@ async fn board_answer(state: &AppState, actor: &PlanActor, id: BoardId) -> ApiRe
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct BoardListQuery {
-    /// Part of the name or key, 2 to 256 characters.
+    /// Part of the name or key (the rule: `list_search_schema`).
+    #[param(schema_with = list_search_schema)]
     search: Option<String>,
     /// Boards created on this day or later.
     #[param(value_type = Option<String>, format = Date)]
@@ -199,7 +201,40 @@ pub async fn list_boards(
     Ok(HttpResponse::Ok().json(q.envelope(page)))
 }
 
-/// Body of `POST boards/`: all three required.
+/// A board key as a body gives it, with the rule of `teamcomm_plan::BoardKey::parse` stated:
+/// once trimmed, a letter then 1 to 9 letters or digits, either case (kept upper-case); at most
+/// 10 characters as sent. The domain applies the rule; the pattern says the same.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct KeyText(String);
+
+/// The pattern of [`KeyText`].
+pub fn board_key_pattern() -> String {
+    let more = MAX_BOARD_KEY - 1;
+    format!("^[{TRIMMED}]*[A-Za-z][A-Za-z0-9]{{1,{more}}}[{TRIMMED}]*$")
+}
+
+impl PartialSchema for KeyText {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .min_length(Some(teamcomm_plan::MIN_BOARD_KEY))
+                .max_length(Some(MAX_BOARD_KEY))
+                .pattern(Some(board_key_pattern()))
+                .description(Some(
+                    "2 to 10 letters or digits, starting with a letter; upper-cased.",
+                ))
+                .examples(["ENG"])
+                .build(),
+        ))
+    }
+}
+
+impl ToSchema for KeyText {}
+
+/// Body of `POST boards/`: all three required. The key is unique in the organization, retired
+/// keys included.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBoardBody {
@@ -207,10 +242,8 @@ pub struct CreateBoardBody {
     name: String,
     /// The project's uuid.
     project: Uuid,
-    /// 2 to 10 letters or digits, starting with a letter; upper-cased. Unique in the
-    /// organization, retired keys included.
-    #[schema(min_length = 2, max_length = 10)]
-    key: String,
+    #[schema(inline)]
+    key: KeyText,
 }
 
 #[utoipa::path(
@@ -233,7 +266,7 @@ pub async fn create_board(
             NewBoard {
                 name: b.name,
                 project: ProjectId(b.project),
-                key: b.key,
+                key: b.key.0,
             },
         )
         .await?;
@@ -269,12 +302,12 @@ pub struct UpdateBoardBody {
     #[schema(min_length = 1, max_length = 255)]
     name: Option<String>,
     /// A new key; the old one is retired (it keeps resolving and stays reserved).
-    #[schema(min_length = 2, max_length = 10)]
-    key: Option<String>,
-    #[schema(value_type = Option<String>)]
-    visibility: Option<Wire<Visibility>>,
-    #[schema(value_type = Option<String>)]
-    estimate_scale: Option<Wire<EstimateScale>>,
+    #[schema(inline)]
+    key: Option<KeyText>,
+    #[schema(inline)]
+    visibility: Option<VisibilityName>,
+    #[schema(inline)]
+    estimate_scale: Option<EstimateScaleName>,
     /// Days after which done tasks are archived; null turns it off.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i32>, minimum = 1, maximum = 3650)]
@@ -299,7 +332,7 @@ pub async fn update_board(
     let b = body.body;
     let patch = BoardPatch {
         name: b.name,
-        key: b.key,
+        key: b.key.map(|k| k.0),
         visibility: b.visibility.map(|v| v.0),
         estimate_scale: b.estimate_scale.map(|v| v.0),
         archive_after_days: b.archive_after_days,
@@ -358,7 +391,7 @@ pub async fn move_preview(
 #[utoipa::path(
     tag = "plan",
     params(("dry_run" = Option<bool>, Query, description = "Preview: writes nothing")),
-    responses((status = 200, description = "The board, or the preview on a dry run", body = BoardBody), (status = 404, body = ErrorBody))
+    responses((status = 200, description = "The board, or the preview on a dry run", body = OrPreview<BoardBody>), (status = 404, body = ErrorBody))
 )]
 #[post("/v1/plan/boards/{board}/archive/")]
 pub async fn archive_board(
@@ -619,8 +652,8 @@ pub async fn list_states(
 pub struct CreateStateBody {
     #[schema(min_length = 1, max_length = 48)]
     name: String,
-    #[schema(value_type = String)]
-    category: Wire<StateCategory>,
+    #[schema(inline)]
+    category: CategoryName,
     /// 1-based place among the live columns (the others shift); last when absent.
     #[schema(minimum = 1)]
     position: Option<i32>,
@@ -746,7 +779,7 @@ pub struct ArchiveStateBody {
     tag = "plan",
     request_body = ArchiveStateBody,
     params(("dry_run" = Option<bool>, Query, description = "Preview: writes nothing")),
-    responses((status = 200, description = "The column, or the preview on a dry run", body = PlanState), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody))
+    responses((status = 200, description = "The column, or the preview on a dry run", body = OrPreview<PlanState>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody))
 )]
 #[post("/v1/plan/boards/{board}/states/{state}/archive/")]
 pub async fn archive_state(
@@ -789,4 +822,53 @@ pub async fn restore_state(
         .restore_state(&actor, &board_ref(&board)?, StateId(id))
         .await?;
     Ok(HttpResponse::Ok().json(PlanState::from(restored)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use teamcomm_plan::BoardKey;
+
+    #[test]
+    fn the_key_schema_is_board_key_parse() {
+        let json = serde_json::to_value(KeyText::schema()).unwrap();
+        let re = regex::Regex::new(json["pattern"].as_str().unwrap()).unwrap();
+        let max = json["maxLength"].as_u64().unwrap() as usize;
+        let min = json["minLength"].as_u64().unwrap() as usize;
+        let fits = |s: &str| {
+            let n = s.chars().count();
+            (min..=max).contains(&n) && re.is_match(s)
+        };
+        for s in [
+            "ENG",
+            "eng",
+            "Dsn2",
+            " eng ",
+            "\teng\n",
+            "\u{3000}AB",
+            "A1",
+            "ABCDEFGHIJ",
+            " ABCDEFGH ",
+        ] {
+            assert!(fits(s), "{s:?}");
+            assert!(BoardKey::parse(s).is_ok(), "{s:?}");
+        }
+        // Refused by both; the last ones are keys the rule takes once trimmed, but longer than
+        // ten characters as sent (the schema's `maxLength`, checked before the rule).
+        for s in [
+            "",
+            "A",
+            "1AB",
+            "AB-C",
+            "A B",
+            "ÉQUIPE",
+            "ABCDEFGHIJK",
+            "\u{feff}AB",
+            "A\u{0}B",
+        ] {
+            assert!(!fits(s), "{s:?}");
+            assert!(BoardKey::parse(s).is_err(), "{s:?}");
+        }
+        assert!(!fits(" ABCDEFGHIJ") && BoardKey::parse(" ABCDEFGHIJ").is_ok());
+    }
 }

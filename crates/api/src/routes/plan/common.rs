@@ -12,10 +12,84 @@ use serde_json::{Map, Value};
 use teamcomm_kernel::Error;
 use teamcomm_plan::{AgentName, PlanActor, Preview, Restore};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, OneOfBuilder, Schema};
+use utoipa::openapi::schema::{SchemaFormat, SchemaType, Type};
 
 use crate::auth::PlanCaller;
 use crate::error::ApiError;
+use crate::extract::text::TRIMMED;
 use crate::extract::{BoxFut, decode_body, read_json};
+
+// ---------------------------------------------------------------------------------------------
+// What the parsers of the Plan's texts accept, stated as schemas (each used by its fields'
+// `schema_with`): the rule stays with its parser; the pattern says the same.
+
+/// `search` of the project and board lists, as `teamcomm_plan::projects::check_search` takes
+/// it: once trimmed, 2 to 256 characters, no NUL.
+pub fn list_search_schema() -> Object {
+    let (ws, nul) = (TRIMMED, r"\u0000");
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(format!(
+            "^[{ws}]*[^{ws}{nul}][^{nul}]{{0,254}}[^{ws}{nul}][{ws}]*$"
+        )))
+        .description(Some(
+            "Part of the name (of a board: or key): once trimmed, 2 to 256 characters \
+             (`search_query_too_short`, `search_query_too_long`).",
+        ))
+        .build()
+}
+
+/// `include` of the project doors (`projects::includes`): a comma list of `progress`.
+pub fn project_include_schema() -> Object {
+    let ws = TRIMMED;
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(format!(
+            "^[{ws}]*(progress)?[{ws}]*(,[{ws}]*(progress)?[{ws}]*)*$"
+        )))
+        .description(Some(
+            "`progress` adds the progress (a comma list; another value is \
+             `invalid_filter_value`).",
+        ))
+        .examples(["progress"])
+        .build()
+}
+
+/// A task as a body names a neighbour (`teamcomm_plan::TaskRef::try_parse`): a uuid in any
+/// form the uuid parser reads, or `KEY-n` (letters or digits, either case; n from 1); or null.
+pub fn task_ref_schema() -> Object {
+    let hex = "[0-9A-Fa-f]";
+    let uuid = format!("{hex}{{8}}-{hex}{{4}}-{hex}{{4}}-{hex}{{4}}-{hex}{{12}}");
+    let key = r"[A-Za-z0-9]+-\+?0*[1-9][0-9]{0,18}";
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+        .pattern(Some(format!(
+            r"^({hex}{{32}}|{uuid}|\{{{uuid}\}}|urn:uuid:{uuid}|{key})$"
+        )))
+        .examples(["ENG-42"])
+        .build()
+}
+
+/// A person as a task body names one (`teamcomm_plan::tasks::PersonRef::parse`): a uuid or
+/// `me`, or null (none, or clear).
+pub fn person_schema() -> Schema {
+    let one_of = OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid))),
+        )
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["me"])),
+        )
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .description(Some("A person's uuid or `me`; null for none."))
+        .build();
+    Schema::OneOf(one_of)
+}
 
 /// A Plan JSON body: `agent_name` (agent attribution) taken out and checked, the rest decoded
 /// into `T` against its documented schema. An absent body reads as `{}`, so bodies whose fields
@@ -84,17 +158,27 @@ pub fn dry_run_of(query: &str) -> Result<bool, Error> {
 }
 
 /// A dry run's answer as every previewing door writes it.
-#[derive(Debug, Serialize)]
-struct PreviewBody {
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PreviewBody {
     /// Always true.
     dry_run: bool,
     operation: String,
     consequence: String,
+    #[schema(value_type = Object)]
     affects: Map<String, Value>,
     reversible: bool,
     /// The call that undoes the write, when reversible.
     #[serde(skip_serializing_if = "Option::is_none")]
     restore_path: Option<String>,
+}
+
+/// The answer of a door that previews on a dry run: what it writes, or the preview. Documents
+/// only (the handler answers one or the other).
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum OrPreview<T: ToSchema> {
+    Done(T),
+    Preview(PreviewBody),
 }
 
 /// 200 with the dry run's preview (`teamcomm_plan::Preview`).
@@ -144,5 +228,220 @@ impl PlanCaller {
             actor.agent_name = agent_name;
         }
         actor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use teamcomm_plan::TaskRef;
+    use teamcomm_plan::projects::check_search;
+    use teamcomm_plan::tasks::PersonRef;
+
+    fn pattern_of(schema: impl Serialize) -> regex::Regex {
+        let json = serde_json::to_value(schema).unwrap();
+        regex::Regex::new(json["pattern"].as_str().expect("a pattern")).unwrap()
+    }
+
+    /// Text a fuzzer reaches for: white space of every kind, NUL, case, lengths at the edges.
+    fn samples() -> Vec<String> {
+        let mut all: Vec<String> = [
+            "",
+            " ",
+            "a",
+            "ab",
+            " ab ",
+            "a b",
+            "\u{3000}ab\u{85}",
+            "\u{feff}ab",
+            "a\u{0}b",
+            "\u{0}",
+            " a ",
+            "\ta\n",
+            "ÉQ",
+            "😀😀",
+            "progress",
+            " progress , progress ",
+            "progress,",
+            ",progress",
+            "Progress",
+            "progress;",
+            ",",
+            " , ",
+            "me",
+            "Me",
+            " me",
+            "ENG-1",
+            "eng-42",
+            "ENG-0",
+            "ENG-01",
+            "ENG-+7",
+            "ENG--1",
+            "E-N-1",
+            "-1",
+            "ENG-",
+            "ENG-1 ",
+            "ÉNG-1",
+            "ENG",
+            "eng",
+            " eng ",
+            "1AB",
+            "A",
+            "AB-C",
+            "ABCDEFGHIJ",
+            "ABCDEFGHIJK",
+            " ABCDEFGHI ",
+            "A1",
+            "a\u{a0}",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        let id = "0190d1f4-7e5b-7c3e-9a5e-0a1b2c3d4e5f";
+        all.extend([
+            id.to_owned(),
+            id.to_uppercase(),
+            id.replace('-', ""),
+            format!("{{{id}}}"),
+            format!("urn:uuid:{id}"),
+            format!(" {id}"),
+            id[1..].to_owned(),
+        ]);
+        for n in [255, 256, 257] {
+            all.push("x".repeat(n));
+            all.push(format!(" {} ", "x".repeat(n)));
+        }
+        all
+    }
+
+    #[test]
+    fn the_list_search_pattern_is_check_search() {
+        let re = pattern_of(list_search_schema());
+        for s in samples() {
+            // A blank value is no value (the query reader's rule), so it never reaches the check.
+            if s.trim().is_empty() {
+                continue;
+            }
+            assert_eq!(re.is_match(&s), check_search(Some(&s)).is_ok(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_include_pattern_is_the_include_parser() {
+        let re = pattern_of(project_include_schema());
+        for s in samples() {
+            let parsed = crate::routes::plan::projects::includes(Some(&s));
+            assert_eq!(re.is_match(&s), parsed.is_ok(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_task_ref_pattern_is_try_parse() {
+        let re = pattern_of(task_ref_schema());
+        for s in samples() {
+            assert_eq!(re.is_match(&s), TaskRef::try_parse(&s).is_some(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_person_schema_is_person_ref_parse() {
+        let json = serde_json::to_value(person_schema()).unwrap();
+        let branches = json["oneOf"].as_array().expect("oneOf");
+        assert_eq!(branches[0]["format"], "uuid");
+        assert_eq!(branches[1]["enum"], serde_json::json!(["me"]));
+        assert_eq!(branches[2]["type"], "null");
+        for s in samples() {
+            let fits = s == "me" || uuid::Uuid::parse_str(&s).is_ok();
+            assert_eq!(fits, PersonRef::parse("owner", &s).is_ok(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_document_states_the_plan_body_rules() {
+        let doc = serde_json::to_value(crate::openapi::document()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        // The field's own schema, an `Option`'s non-null branch, or a described field's `allOf`.
+        let field = |body: &str, name: &str| {
+            let s = &schemas[body]["properties"][name];
+            let inner = s["oneOf"][0].clone();
+            let inner = if inner.is_null() {
+                s["allOf"][0].clone()
+            } else {
+                inner
+            };
+            if inner.is_null() { s.clone() } else { inner }
+        };
+        let names = |v: serde_json::Value| -> Vec<String> {
+            v["enum"]
+                .as_array()
+                .unwrap_or_else(|| panic!("an enum in {v}"))
+                .iter()
+                .map(|n| n.as_str().unwrap().to_owned())
+                .collect()
+        };
+        for body in ["CreateProjectBody", "UpdateProjectBody"] {
+            assert_eq!(
+                names(field(body, "health")),
+                ["not_set", "on_track", "at_risk", "off_track"]
+            );
+            assert_eq!(names(field(body, "visibility")), ["org", "members"]);
+        }
+        assert_eq!(
+            names(field("UpdateBoardBody", "estimate_scale")),
+            ["none", "fibonacci", "linear"]
+        );
+        assert_eq!(
+            names(field("UpdateBoardBody", "visibility")),
+            ["org", "members"]
+        );
+        assert_eq!(
+            names(field("CreateStateBody", "category")),
+            ["backlog", "todo", "in_progress", "done", "canceled"]
+        );
+        let key = crate::routes::plan::boards::board_key_pattern();
+        for body in ["CreateBoardBody", "UpdateBoardBody"] {
+            assert_eq!(field(body, "key")["pattern"], key.as_str(), "{body}");
+        }
+        for body in ["PlanLabelBody", "PlanLabelPatch"] {
+            assert_eq!(field(body, "name")["minLength"], 1, "{body}");
+            assert!(field(body, "name")["pattern"].is_string(), "{body}");
+        }
+        for (body, name) in [
+            ("CreateTaskBody", "owner"),
+            ("UpdateTaskBody", "owner"),
+            ("MoveTaskBody", "before"),
+            ("MoveTaskBody", "after"),
+        ] {
+            assert!(
+                schemas[body]["properties"][name]["oneOf"].is_array()
+                    || schemas[body]["properties"][name]["pattern"].is_string(),
+                "{body}.{name}"
+            );
+        }
+        for (body, name) in [
+            ("UpdateTaskBody", "milestone"),
+            ("ReorderProjectBody", "before"),
+            ("ReorderProjectBody", "after"),
+            ("ReorderBoardBody", "before"),
+            ("ReorderBoardBody", "after"),
+        ] {
+            assert_eq!(
+                schemas[body]["properties"][name]["format"], "uuid",
+                "{body}.{name}"
+            );
+        }
+        for (path, name) in [
+            ("/v1/plan/projects/", "include"),
+            ("/v1/plan/projects/", "search"),
+            ("/v1/plan/projects/{project}/", "include"),
+            ("/v1/plan/boards/", "search"),
+        ] {
+            let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+            let p = params.iter().find(|p| p["name"] == name).expect(name);
+            assert!(
+                p["schema"]["anyOf"][0]["pattern"].is_string(),
+                "{path} {name}"
+            );
+        }
     }
 }

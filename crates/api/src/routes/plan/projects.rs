@@ -4,21 +4,24 @@
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, ErrorCode, UserId};
+use teamcomm_plan::ProjectId;
 use teamcomm_plan::access::{Anchor, DryRunOr};
 use teamcomm_plan::projects::{
     NewProject, ProjectFilter, ProjectIncludes, ProjectPatch, ProjectView, check_search,
 };
-use teamcomm_plan::{ProjectHealth, ProjectId, Visibility};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::PlanCaller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::{Query, Wire, nullable};
+use crate::extract::wire::{HealthName, VisibilityName};
+use crate::extract::{Query, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, PlanJson, preview};
+use crate::routes::plan::common::{
+    DryRun, OrPreview, PlanJson, list_search_schema, preview, project_include_schema,
+};
 use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
 use crate::state::AppState;
 use crate::views::iso;
@@ -137,9 +140,9 @@ pub(crate) fn includes(raw: Option<&str>) -> Result<ProjectIncludes, Error> {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ProjectListQuery {
-    /// `progress` adds each project's progress.
+    #[param(schema_with = project_include_schema)]
     include: Option<String>,
-    /// Part of the name, 2 to 256 characters.
+    #[param(schema_with = list_search_schema)]
     search: Option<String>,
     /// Projects whose span reaches this day or later.
     #[param(value_type = Option<String>, format = Date)]
@@ -195,12 +198,12 @@ pub struct CreateProjectBody {
     name: String,
     #[schema(max_length = 10000)]
     description: Option<String>,
-    #[schema(value_type = Option<String>)]
-    visibility: Option<Wire<Visibility>>,
+    #[schema(inline)]
+    visibility: Option<VisibilityName>,
     /// A person's uuid.
     lead: Option<Uuid>,
-    #[schema(value_type = Option<String>)]
-    health: Option<Wire<ProjectHealth>>,
+    #[schema(inline)]
+    health: Option<HealthName>,
     #[schema(value_type = Option<String>, format = Date)]
     start_date: Option<Day>,
     #[schema(value_type = Option<String>, format = Date)]
@@ -246,6 +249,7 @@ pub async fn create_project(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct IncludeQuery {
+    #[param(schema_with = project_include_schema)]
     include: Option<String>,
 }
 
@@ -280,14 +284,14 @@ pub struct UpdateProjectBody {
     name: Option<String>,
     #[schema(max_length = 10000)]
     description: Option<String>,
-    #[schema(value_type = Option<String>)]
-    visibility: Option<Wire<Visibility>>,
+    #[schema(inline)]
+    visibility: Option<VisibilityName>,
     /// A person's uuid; null clears it.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<Uuid>)]
     lead: Option<Option<Uuid>>,
-    #[schema(value_type = Option<String>)]
-    health: Option<Wire<ProjectHealth>>,
+    #[schema(inline)]
+    health: Option<HealthName>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, format = Date)]
     start_date: Option<Option<Day>>,
@@ -337,7 +341,7 @@ pub struct EmptyBody {}
 #[utoipa::path(
     tag = "plan",
     params(("dry_run" = Option<bool>, Query, description = "Preview: writes nothing")),
-    responses((status = 200, description = "The project, or the preview on a dry run", body = ProjectBody), (status = 404, body = ErrorBody))
+    responses((status = 200, description = "The project, or the preview on a dry run", body = OrPreview<ProjectBody>), (status = 404, body = ErrorBody))
 )]
 #[post("/v1/plan/projects/{project}/archive/")]
 pub async fn archive_project(

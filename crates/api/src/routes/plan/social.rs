@@ -6,7 +6,9 @@
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use teamcomm_kernel::{Error, Page};
-use teamcomm_labels::{BatchMode, Label, LabelChanges, LabelFilter, LabelId};
+use teamcomm_labels::{
+    BatchMode, Label, LabelChanges, LabelFilter, LabelId, MAX_LABEL_DESCRIPTION, MAX_LABEL_NAME,
+};
 use teamcomm_org::User;
 use teamcomm_plan::comments::{CommentView, ReactionView};
 use teamcomm_plan::participants::ParticipantView;
@@ -18,7 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::PlanCaller;
 use crate::error::{ApiResult, ErrorBody};
-use crate::extract::Wire;
+use crate::extract::{Name, OptionalName, Wire};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::{Day, Search, search};
 use crate::policy::{Policy as P, Routes};
@@ -842,18 +844,19 @@ pub async fn list_plan_labels(
     Ok(HttpResponse::Ok().json(q.envelope(page.map_ref(PlanLabelView::from))))
 }
 
-/// Body of `POST labels/` and `POST boards/{b}/labels/`: an organization label.
+/// Body of `POST labels/` and `POST boards/{b}/labels/`: an organization label. Its name is
+/// unique in the organization regardless of case (`duplicate_name`).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanLabelBody {
-    /// Unique in the organization regardless of case (`duplicate_name`); the labels' rules
-    /// (one line, at most 50 characters).
-    name: String,
+    #[schema(inline)]
+    name: Name<{ MAX_LABEL_NAME }>,
     /// `#RRGGBB`; default (or `""`) `#4A90E2`.
     #[schema(pattern = "^(#[0-9A-Fa-f]{6})?$", example = "#4A90E2")]
     color: Option<String>,
     /// One line, at most 500 characters.
-    description: Option<String>,
+    #[schema(inline)]
+    description: Option<OptionalName<{ MAX_LABEL_DESCRIPTION }>>,
 }
 
 #[utoipa::path(
@@ -877,9 +880,9 @@ pub async fn create_plan_label(
         .plan
         .create_plan_label(
             &caller.0,
-            &b.name,
+            &b.name.0,
             b.color.as_deref(),
-            b.description.as_deref(),
+            b.description.as_ref().map(|d| d.0.as_str()),
         )
         .await?;
     Ok(HttpResponse::Created().json(PlanLabelView::from(&label)))
@@ -889,13 +892,15 @@ pub async fn create_plan_label(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanLabelPatch {
-    /// One line, at most 50 characters.
-    name: Option<String>,
+    /// One visible line, at most 50 characters.
+    #[schema(inline)]
+    name: Option<Name<{ MAX_LABEL_NAME }>>,
     /// `#RRGGBB`, or `""` for the default colour.
     #[schema(pattern = "^(#[0-9A-Fa-f]{6})?$", example = "#4A90E2")]
     color: Option<String>,
-    /// `""` clears it.
-    description: Option<String>,
+    /// One line, at most 500 characters; `""` clears it.
+    #[schema(inline)]
+    description: Option<OptionalName<{ MAX_LABEL_DESCRIPTION }>>,
     /// True archives the label, false restores it.
     is_archived: Option<bool>,
 }
@@ -921,9 +926,9 @@ pub async fn update_plan_label(
 ) -> ApiResult<HttpResponse> {
     let b = body.body;
     let changes = LabelChanges {
-        name: b.name,
+        name: b.name.map(|n| n.0),
         color: b.color,
-        description: b.description,
+        description: b.description.map(|d| d.0),
         is_archived: b.is_archived,
     };
     let label = state
@@ -999,9 +1004,9 @@ pub async fn create_board_label(
         .create_board_label(
             &caller.0,
             &BoardRef::parse(&b)?,
-            &body.name,
+            &body.name.0,
             body.color.as_deref(),
-            body.description.as_deref(),
+            body.description.as_ref().map(|d| d.0.as_str()),
         )
         .await?;
     Ok(HttpResponse::Created().json(PlanLabelView::from(&label)))

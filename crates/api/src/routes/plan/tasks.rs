@@ -689,10 +689,13 @@ pub struct CreateTaskBody {
     /// A live column of the board (default: its default column).
     pub state: Option<Uuid>,
     /// A person's uuid or `me`.
+    #[schema(schema_with = crate::routes::plan::common::person_schema)]
     pub owner: Option<String>,
     /// `YYYY-MM-DD`.
+    #[schema(format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     pub due_date: Option<String>,
     /// `YYYY-MM-DD`, not after `due_date`.
+    #[schema(format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     pub start_date: Option<String>,
     #[schema(minimum = 0)]
     pub estimate: Option<i32>,
@@ -718,24 +721,24 @@ pub struct UpdateTaskBody {
     pub description: Option<String>,
     pub state: Option<Uuid>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     pub due_date: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = Date, extensions(("x-error-code" = json!("invalid_date_range"))))]
     pub start_date: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i32>, minimum = 0)]
     pub estimate: Option<Option<i32>>,
     /// A milestone's uuid, or null to clear.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<Uuid>)]
     pub milestone: Option<Option<Uuid>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i16>, minimum = 1, maximum = 5)]
     pub priority: Option<Option<i16>>,
     /// A person's uuid or `me`, or null to clear.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(schema_with = crate::routes::plan::common::person_schema)]
     pub owner: Option<Option<String>>,
     /// The version this change is based on (as `If-Match`).
     pub version: Option<i64>,
@@ -748,8 +751,10 @@ pub struct MoveTaskBody {
     /// A live column of the task's board (default: its column).
     pub state: Option<Uuid>,
     /// Put it just before this task (key or uuid) of the column.
+    #[schema(schema_with = crate::routes::plan::common::task_ref_schema)]
     pub before: Option<String>,
     /// Put it just after this task (key or uuid) of the column.
+    #[schema(schema_with = crate::routes::plan::common::task_ref_schema)]
     pub after: Option<String>,
     pub version: Option<i64>,
 }
