@@ -47,6 +47,31 @@ impl Plan {
             .collect())
     }
 
+    /// Each task's live sub-tasks (on its board), by rank, as [`Plan::children_of`] lists
+    /// them in its default order: one read for all the tasks.
+    pub async fn subtasks_of_tasks(
+        &self,
+        tasks: &[Task],
+    ) -> Result<HashMap<TaskId, Vec<Task>>, Error> {
+        let Some(org) = tasks.first().map(|t| t.org_id) else {
+            return Ok(HashMap::new());
+        };
+        let ids = tasks.iter().map(|t| t.id).collect::<Vec<_>>();
+        let mut of: HashMap<TaskId, Vec<Task>> = ids.iter().map(|id| (*id, Vec::new())).collect();
+        let board_of: HashMap<TaskId, _> = tasks.iter().map(|t| (t.id, t.board_id)).collect();
+        for child in self.ports.tasks.live_subtasks_of(org, &ids).await? {
+            let Some(parent) = child.parent_id else {
+                continue;
+            };
+            if board_of.get(&parent) == Some(&child.board_id)
+                && let Some(children) = of.get_mut(&parent)
+            {
+                children.push(child);
+            }
+        }
+        Ok(of)
+    }
+
     /// Each task's participants, oldest first (people no longer in the organization left
     /// out): one read of the rows, one of the people.
     pub async fn participants_of_tasks(
@@ -96,7 +121,7 @@ impl Plan {
 mod tests {
     use teamcomm_labels::BatchMode;
 
-    use crate::tasks::CreateTask;
+    use crate::tasks::{CreateTask, MoveTask, PersonRef};
     use crate::testing::World;
     use crate::{BoardRef, Task, TaskRef};
 
@@ -144,6 +169,83 @@ mod tests {
         let first = w.plan.participants_of_tasks(&ts[..1]).await.unwrap();
         assert!(first[&ts[0].id].iter().any(|p| p.member.id == admin));
         assert!(w.plan.participants_of_tasks(&[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_page_gets_each_tasks_live_subtasks_as_its_children_list() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["one", "two", "three"]).await;
+        let mut made = Vec::new();
+        for (parent, title) in [(0, "a1"), (0, "a2"), (0, "a3"), (1, "b1")] {
+            let new = CreateTask {
+                title: title.to_owned(),
+                parent: Some(TaskRef::Id(ts[parent].id)),
+                ..CreateTask::default()
+            };
+            made.push(w.plan.create_task(&w.member, new).await.unwrap());
+        }
+        let after_a2 = MoveTask {
+            state: None,
+            before: None,
+            after: Some(TaskRef::Id(made[1].id)),
+        };
+        w.plan
+            .move_task(&w.member, &TaskRef::Id(made[0].id), after_a2, None)
+            .await
+            .unwrap();
+        w.plan
+            .archive_task(&w.member, &TaskRef::Id(made[2].id), false, None)
+            .await
+            .unwrap();
+        let mut of = w.plan.subtasks_of_tasks(&ts).await.unwrap();
+        let titles =
+            |list: &[Task]| -> Vec<String> { list.iter().map(|t| t.title.clone()).collect() };
+        assert_eq!(titles(&of[&ts[0].id]), ["a2", "a1"]);
+        assert_eq!(titles(&of[&ts[1].id]), ["b1"]);
+        assert_eq!(of.len(), ts.len(), "every task has its entry");
+        for t in &ts {
+            let listed = w.plan.children_of(t, None).await.unwrap();
+            assert_eq!(of.remove(&t.id).unwrap(), listed);
+        }
+        assert!(w.plan.subtasks_of_tasks(&[]).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_context_names_every_owner_and_parent_in_or_out_of_the_list() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["one", "two"]).await;
+        let admin = w.admin.person().unwrap().id;
+        let mut children = Vec::new();
+        for (parent, owner) in [
+            (0, Some(PersonRef::Id(admin))),
+            (0, None),
+            (1, Some(PersonRef::Me)),
+        ] {
+            let new = CreateTask {
+                title: "child".to_owned(),
+                parent: Some(TaskRef::Id(ts[parent].id)),
+                owner,
+                ..CreateTask::default()
+            };
+            children.push(w.plan.create_task(&w.member, new).await.unwrap());
+        }
+        // The parents outside the list are read; one inside it is taken as it is.
+        let ctx = w.plan.task_context(w.org.id, &children).await.unwrap();
+        let mut parents: Vec<_> = ctx.parents.keys().copied().collect();
+        parents.sort();
+        assert_eq!(parents, [ts[0].id, ts[1].id]);
+        assert_eq!(ctx.parents[&ts[0].id], ts[0]);
+        let mut owners: Vec<_> = ctx.people.keys().copied().collect();
+        owners.sort();
+        let mut expected = vec![admin, w.member.person().unwrap().id];
+        expected.sort();
+        assert_eq!(owners, expected);
+        let mixed = [ts[1].clone(), children[2].clone()];
+        let ctx = w.plan.task_context(w.org.id, &mixed).await.unwrap();
+        assert_eq!(ctx.parents.len(), 1);
+        assert_eq!(ctx.parents[&ts[1].id], ts[1]);
+        let none = w.plan.task_context(w.org.id, &ts).await.unwrap();
+        assert!(none.parents.is_empty() && none.people.is_empty());
     }
 
     #[tokio::test]

@@ -1326,8 +1326,8 @@ pub struct TaskContext {
 }
 
 impl Plan {
-    /// The columns, owners and parents of these tasks (one read per board, person and
-    /// parent).
+    /// The columns, owners and parents of these tasks (one read per board, one of all the
+    /// owners, one of the parents not among the tasks).
     pub async fn task_context(&self, org: OrgId, tasks: &[Task]) -> Result<TaskContext, Error> {
         self.task_context_knowing(org, tasks, Vec::new()).await
     }
@@ -1350,28 +1350,41 @@ impl Plan {
                     ctx.states.insert(s.id, s);
                 }
             }
-            if let Some(u) = t.owner
-                && !ctx.people.contains_key(&u)
-            {
-                match self.ports.people.get_user(org, u).await {
-                    Ok(user) => {
-                        ctx.people.insert(u, user);
-                    }
-                    Err(RepoError::NotFound) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            if let Some(p) = t.parent_id
-                && !ctx.parents.contains_key(&p)
-            {
-                ctx.parents
-                    .insert(p, self.ports.tasks.get_task(org, p).await?);
-            }
         }
+        ctx.people = self
+            .people(org, tasks.iter().filter_map(|t| t.owner))
+            .await?;
+        ctx.parents = self.parents_of(org, tasks).await?;
         Ok(ctx)
     }
 
-    /// The people named by these ids (actors of events), skipping those gone.
+    /// The parents of these tasks: those among them as they are, the others in one read.
+    async fn parents_of(
+        &self,
+        org: OrgId,
+        tasks: &[Task],
+    ) -> Result<std::collections::HashMap<TaskId, Task>, Error> {
+        let mut parents = std::collections::HashMap::new();
+        let mut missing = Vec::new();
+        for p in tasks.iter().filter_map(|t| t.parent_id) {
+            match tasks.iter().find(|t| t.id == p) {
+                Some(known) => {
+                    parents.insert(p, known.clone());
+                }
+                None => missing.push(p),
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let read = self.ports.tasks.tasks_by_ids(org, &missing).await?;
+            parents.extend(read.into_iter().map(|t| (t.id, t)));
+        }
+        Ok(parents)
+    }
+
+    /// The people of the organization named by these ids (actors, authors, participants),
+    /// skipping those gone: one read for all of them, none for no id.
     pub async fn people(
         &self,
         org: OrgId,

@@ -1183,3 +1183,64 @@ async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
     assert_eq!(page["results"][0]["title"], "free");
     assert!(page["next"].as_str().unwrap().contains("sort=-created_at"));
 }
+
+/// `include=subtasks` (read for the whole page at once): each task of the page with its live
+/// sub-tasks as its children door lists them, in rank order, archived ones left out.
+#[actix_web::test]
+async fn a_page_embeds_each_tasks_subtasks_as_its_children_door_lists_them() {
+    let (app, o) = PlanOrg::spawn().await;
+    o.new_board(&app, "ENG").await;
+    let k = &o.member_key;
+    let key_of = |t: &Value| t["key"].as_str().unwrap().to_owned();
+    let mut parents = Vec::new();
+    for title in ["one", "two", "three"] {
+        let t = create_task(&app, k, json!({"title": title, "board": "ENG"})).await;
+        parents.push(key_of(&t));
+    }
+    let mut kids = Vec::new();
+    for (parent, title, owner) in [(0, "a1", "me"), (0, "a2", ""), (0, "a3", ""), (1, "b1", "")] {
+        let mut body = json!({"title": title, "parent_task": parents[parent]});
+        if !owner.is_empty() {
+            body["owner"] = json!(owner);
+        }
+        kids.push(key_of(&create_task(&app, k, body).await));
+    }
+    let call = |method: &'static str, path: String, body: Option<Value>| {
+        let app = &app;
+        async move { plan(app, method, &path, k, body).await }
+    };
+    let r = call(
+        "POST",
+        format!("tasks/{}/move/", kids[0]),
+        Some(json!({"after": kids[1]})),
+    )
+    .await;
+    ok(&r, 200);
+    let r = call("POST", format!("tasks/{}/archive/", kids[2]), None).await;
+    ok(&r, 200);
+
+    let r = call("GET", "tasks/?board=ENG&include=subtasks".into(), None).await;
+    let page = ok(&r, 200).clone();
+    let rows = page["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "three parents and two live sub-tasks");
+    for row in rows {
+        let key = row["key"].as_str().unwrap();
+        let r = call("GET", format!("tasks/{key}/children/"), None).await;
+        assert_eq!(row["subtasks"], *ok(&r, 200), "{key}");
+    }
+    let row = |key: &str| rows.iter().find(|t| t["key"] == key).expect(key).clone();
+    let titles = |t: &Value| -> Vec<Value> {
+        t["subtasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["title"].clone())
+            .collect()
+    };
+    let first = row(&parents[0]);
+    assert_eq!(titles(&first), [json!("a2"), json!("a1")]);
+    assert_eq!(first["subtasks"][1]["owner"]["uuid"], o.member);
+    assert_eq!(first["subtasks"][1]["parent"]["key"], parents[0].as_str());
+    assert_eq!(titles(&row(&parents[1])), [json!("b1")]);
+    assert_eq!(row(&parents[2])["subtasks"], json!([]));
+}

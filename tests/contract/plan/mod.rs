@@ -3,6 +3,7 @@
 mod boards;
 mod idempotency;
 mod social;
+mod task_batches;
 mod tasks;
 
 use std::sync::Arc;

@@ -36,7 +36,7 @@ contract!(
 
 const T0: OffsetDateTime = datetime!(2026-11-26 10:00 UTC);
 
-async fn board(p: &Ports, org: OrgId, key: &str) -> (Board, Vec<State>) {
+pub(super) async fn board(p: &Ports, org: OrgId, key: &str) -> (Board, Vec<State>) {
     let project = Project {
         id: ProjectId::new(),
         org_id: org,
@@ -76,11 +76,11 @@ async fn board(p: &Ports, org: OrgId, key: &str) -> (Board, Vec<State>) {
     (b, states)
 }
 
-fn state(states: &[State], category: StateCategory) -> &State {
+pub(super) fn state(states: &[State], category: StateCategory) -> &State {
     states.iter().find(|s| s.category == category).unwrap()
 }
 
-fn new_task(org: OrgId, board: &Board, state: &State, title: &str) -> NewTask {
+pub(super) fn new_task(org: OrgId, board: &Board, state: &State, title: &str) -> NewTask {
     NewTask {
         id: TaskId::new(),
         org_id: org,
@@ -101,7 +101,7 @@ fn new_task(org: OrgId, board: &Board, state: &State, title: &str) -> NewTask {
     }
 }
 
-fn event(kind: &'static str) -> NewTaskEvent {
+pub(super) fn event(kind: &'static str) -> NewTaskEvent {
     NewTaskEvent::new(
         kind,
         Executor {

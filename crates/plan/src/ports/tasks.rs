@@ -227,4 +227,18 @@ pub trait TaskRepository: Send + Sync + 'static {
         since: OffsetDateTime,
         until: OffsetDateTime,
     ) -> Result<Vec<Task>, RepoError>;
+
+    /// The tasks of `org` with these ids (archived ones too, as [`Self::get_task`] reads
+    /// them), by id, each once; unknown ids and other organizations' tasks are left out. One
+    /// read whatever the number of ids.
+    async fn tasks_by_ids(&self, org: OrgId, ids: &[TaskId]) -> Result<Vec<Task>, RepoError>;
+
+    /// The live sub-tasks of these tasks of `org`, in one read: grouped by parent (in the
+    /// order of the parents' ids), each parent's by rank then id, as a list of one parent's
+    /// sub-tasks in the default order.
+    async fn live_subtasks_of(
+        &self,
+        org: OrgId,
+        parents: &[TaskId],
+    ) -> Result<Vec<Task>, RepoError>;
 }

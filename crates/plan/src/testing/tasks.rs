@@ -506,4 +506,38 @@ impl TaskRepository for InMemoryPlan {
         }
         Ok(found)
     }
+
+    async fn tasks_by_ids(&self, org: OrgId, ids: &[TaskId]) -> Result<Vec<Task>, RepoError> {
+        let st = self.lock();
+        let mut found: Vec<Task> = st
+            .tasks
+            .tasks
+            .iter()
+            .filter(|t| t.org_id == org && ids.contains(&t.id))
+            .map(|t| st.task_view(t))
+            .collect();
+        found.sort_by_key(|t| t.id);
+        Ok(found)
+    }
+
+    async fn live_subtasks_of(
+        &self,
+        org: OrgId,
+        parents: &[TaskId],
+    ) -> Result<Vec<Task>, RepoError> {
+        let st = self.lock();
+        let mut found: Vec<Task> = st
+            .tasks
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.org_id == org
+                    && !t.is_archived
+                    && t.parent_id.is_some_and(|p| parents.contains(&p))
+            })
+            .map(|t| st.task_view(t))
+            .collect();
+        found.sort_by_key(|t| (t.parent_id, t.rank, t.id));
+        Ok(found)
+    }
 }

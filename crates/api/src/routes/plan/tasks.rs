@@ -262,10 +262,11 @@ async fn task_page<F>(
     let tasks = &page.results;
     let mut views = task_views(state, org, tasks).await?;
     if include.contains(&ListEmbed::Subtasks) {
-        let mut children = Vec::with_capacity(tasks.len());
-        for task in tasks {
-            children.push(state.plan.children_of(task, None).await?);
-        }
+        let mut of = state.plan.subtasks_of_tasks(tasks).await?;
+        let children: Vec<Vec<Task>> = tasks
+            .iter()
+            .map(|t| of.remove(&t.id).unwrap_or_default())
+            .collect();
         let lists: Vec<&[Task]> = children.iter().map(Vec::as_slice).collect();
         let subtasks = task_view_lists(state, org, &lists).await?;
         for (view, subtasks) in views.iter_mut().zip(subtasks) {

@@ -961,6 +961,51 @@ impl TaskRepository for PgTasks {
         .map_err(db_error)?;
         Ok(rows.into_iter().map(Task::from).collect())
     }
+
+    async fn tasks_by_ids(&self, org: OrgId, ids: &[TaskId]) -> Result<Vec<Task>, RepoError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<TaskRow> = Sql::new(&format!(
+            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE t.id = ANY("
+        ))
+        .bind::<Array<SqlUuid>, _>(ids.iter().map(|t| t.0).collect::<Vec<_>>())
+        .push(") AND t.organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(" ORDER BY t.id")
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(rows.into_iter().map(Task::from).collect())
+    }
+
+    async fn live_subtasks_of(
+        &self,
+        org: OrgId,
+        parents: &[TaskId],
+    ) -> Result<Vec<Task>, RepoError> {
+        if parents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.db.conn().await?;
+        // The partial `parent_id` index, one probe per parent.
+        let rows: Vec<TaskRow> = Sql::new(&format!(
+            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE t.parent_id = ANY("
+        ))
+        .bind::<Array<SqlUuid>, _>(parents.iter().map(|t| t.0).collect::<Vec<_>>())
+        .push(") AND t.organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(" AND NOT t.is_archived ORDER BY t.parent_id, t.rank, t.id")
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(rows.into_iter().map(Task::from).collect())
+    }
 }
 
 /// Whether a list's count is kept (`plan_column_task_counts`): its filter names boards and
