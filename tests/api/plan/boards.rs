@@ -9,13 +9,7 @@ use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 use uuid::Uuid;
 
-use super::kit::{PlanOrg, ok, plan, uuid_of};
-
-#[derive(diesel::QueryableByName)]
-struct Digest {
-    #[diesel(sql_type = Text)]
-    d: String,
-}
+use super::kit::{PlanOrg, digest, ok, plan, states, uuid_of};
 
 #[derive(diesel::QueryableByName)]
 struct Count {
@@ -23,29 +17,17 @@ struct Count {
     n: i64,
 }
 
-/// A digest of every Plan row of these tables: equal before and after means nothing written.
-async fn digest(app: &TestApp) -> String {
-    let mut conn = app.database.pool().get().await.expect("connection");
-    let mut all = String::new();
-    for table in [
-        "plan_projects",
-        "plan_project_members",
-        "plan_boards",
-        "plan_board_keys",
-        "plan_states",
-        "plan_tasks",
-        "plan_task_events",
-    ] {
-        let row: Digest = diesel::sql_query(format!(
-            "SELECT coalesce(md5(string_agg(x::text, '|' ORDER BY x::text)), '') AS d FROM {table} x"
-        ))
-        .get_result(&mut conn)
-        .await
-        .expect("digest");
-        all.push_str(&row.d);
-    }
-    all
-}
+/// The Plan tables a write here may touch: their digest equal before and after means nothing
+/// was written.
+const PLAN_TABLES: [&str; 7] = [
+    "plan_projects",
+    "plan_project_members",
+    "plan_boards",
+    "plan_board_keys",
+    "plan_states",
+    "plan_tasks",
+    "plan_task_events",
+];
 
 async fn count(app: &TestApp, sql: &str) -> i64 {
     let mut conn = app.database.pool().get().await.expect("connection");
@@ -99,11 +81,6 @@ async fn insert_tasks(
     .execute(conn)
     .await
     .expect("insert tasks");
-}
-
-async fn states(app: &TestApp, key: &str, board: &str) -> Vec<Value> {
-    let r = plan(app, "GET", &format!("boards/{board}/states/"), key, None).await;
-    ok(&r, 200).as_array().expect("list").clone()
 }
 
 fn state_of<'a>(states: &'a [Value], name: &str) -> &'a Value {
@@ -236,7 +213,7 @@ async fn projects_are_created_listed_and_changed() {
     );
     assert!(p["lead"].is_null());
     // Archive: a dry run writes nothing.
-    let before = digest(&app).await;
+    let before = digest(&app, &PLAN_TABLES).await;
     let r = plan(
         &app,
         "POST",
@@ -253,7 +230,7 @@ async fn projects_are_created_listed_and_changed() {
         preview["restore_path"],
         format!("/v1/plan/projects/{id}/restore/")
     );
-    assert_eq!(digest(&app).await, before);
+    assert_eq!(digest(&app, &PLAN_TABLES).await, before);
     let r = plan(
         &app,
         "POST",
@@ -763,7 +740,7 @@ async fn board_archive_cascades_to_its_tasks() {
     let todo = uuid_of(state_of(&states(&app, &o.member_key, "ENG").await, "Todo"));
     let t1 = insert_task(&app, &o.org, &id, &todo, 1).await;
     insert_task(&app, &o.org, &id, &todo, 2).await;
-    let before = digest(&app).await;
+    let before = digest(&app, &PLAN_TABLES).await;
     let r = plan(
         &app,
         "POST",
@@ -780,7 +757,11 @@ async fn board_archive_cascades_to_its_tasks() {
         preview["restore_path"],
         format!("/v1/plan/boards/{id}/restore/")
     );
-    assert_eq!(digest(&app).await, before, "a dry run writes nothing");
+    assert_eq!(
+        digest(&app, &PLAN_TABLES).await,
+        before,
+        "a dry run writes nothing"
+    );
     let r = plan(&app, "GET", "entitlements/", &o.admin_key, None).await;
     assert_eq!(ok(&r, 200)["boards"]["used"], 1);
     let r = plan(&app, "POST", "boards/ENG/archive/", &o.admin_key, None).await;
@@ -967,7 +948,7 @@ async fn columns_are_added_changed_archived_and_reordered() {
     )
     .await;
     r.assert_error(409, "state_in_use");
-    let before = digest(&app).await;
+    let before = digest(&app, &PLAN_TABLES).await;
     let r = plan(
         &app,
         "POST",
@@ -985,7 +966,11 @@ async fn columns_are_added_changed_archived_and_reordered() {
         preview["restore_path"],
         format!("/v1/plan/boards/{board_id}/states/{todo}/restore/")
     );
-    assert_eq!(digest(&app).await, before, "a dry run writes nothing");
+    assert_eq!(
+        digest(&app, &PLAN_TABLES).await,
+        before,
+        "a dry run writes nothing"
+    );
     let r = plan(
         &app,
         "POST",
@@ -1158,13 +1143,13 @@ async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
         let key = o.admin_key.clone();
         async move { plan(app, "POST", &path, &key, Some(body)).await }
     };
-    let before = digest(&app).await;
+    let before = digest(&app, &PLAN_TABLES).await;
     for query in ["?dry_run=true", ""] {
         let r = archive(query).await;
         r.assert_error(422, "column_too_large");
         assert_eq!(r.body["extra"]["limit"], COLUMN_LIMIT, "{}", r.text);
         assert_eq!(
-            digest(&app).await,
+            digest(&app, &PLAN_TABLES).await,
             before,
             "a refused archive stores nothing"
         );
@@ -1185,7 +1170,7 @@ async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
 async fn a_column_archive_counts_the_writes_it_waited_for() {
     let (app, o) = PlanOrg::spawn().await;
     let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
-    let before = digest(&app).await;
+    let before = digest(&app, &PLAN_TABLES).await;
     // Another writer puts 2,001 tasks in In Progress and has not committed: the archive reads
     // room for its 3,000 there, and waits at the column's count.
     let pool = app.database.pool();
@@ -1243,7 +1228,7 @@ async fn a_column_archive_counts_the_writes_it_waited_for() {
         .unwrap();
     drop(conn);
     assert_eq!(
-        digest(&app).await,
+        digest(&app, &PLAN_TABLES).await,
         before,
         "a refused archive stores nothing"
     );
