@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use teamcomm_tests::TestApp;
 
-use super::kit::{PlanOrg, create_task, ok, plan, rows};
+use super::kit::{PlanOrg, create_task, ok, plan, read_task, rows};
 
 /// A board `key` on a project of its own, with a task per title (`KEY-1`, `KEY-2`…).
 async fn board_with_tasks(app: &TestApp, o: &PlanOrg, key: &str, titles: &[&str]) {
@@ -47,11 +47,6 @@ fn outcomes(answer: &Value) -> Vec<(String, String)> {
             (s(&r["status"]), s(&r["code"]))
         })
         .collect()
-}
-
-async fn get_task(app: &TestApp, o: &PlanOrg, key: &str) -> Value {
-    let r = plan(app, "GET", &format!("tasks/{key}/"), &o.member_key, None).await;
-    ok(&r, 200).clone()
 }
 
 async fn children(app: &TestApp, o: &PlanOrg, key: &str) -> Vec<String> {
@@ -103,7 +98,7 @@ async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
         refused,
         [(1, "subtask_cross_board"), (2, "invalid_relation")]
     );
-    let child = get_task(&app, &o, "ENG-2").await;
+    let child = read_task(&app, &o.member_key, "ENG-2").await;
     assert_eq!(
         (&child["parent"], &child["version"]),
         (&Value::Null, &json!(1))
@@ -120,7 +115,7 @@ async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
         ]
     );
     assert_eq!(done["results"][1]["task_ref"], "ENG-3");
-    let child = get_task(&app, &o, "ENG-2").await;
+    let child = read_task(&app, &o.member_key, "ENG-2").await;
     assert_eq!(
         (&child["parent"]["key"], &child["version"]),
         (&json!("ENG-1"), &json!(2))
@@ -154,7 +149,7 @@ async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
             "task_archived"
         ]
     );
-    assert_eq!(get_task(&app, &o, "ENG-3").await["version"], 1);
+    assert_eq!(read_task(&app, &o.member_key, "ENG-3").await["version"], 1);
 
     // `null`: top-level again.
     let done = set_parent(
@@ -165,6 +160,9 @@ async fn set_parent_previews_then_applies_the_subtask_rules_item_by_item() {
     )
     .await;
     assert_eq!(done["results"][0]["task"]["version"], 3, "{done}");
-    assert_eq!(get_task(&app, &o, "ENG-2").await["parent"], Value::Null);
+    assert_eq!(
+        read_task(&app, &o.member_key, "ENG-2").await["parent"],
+        Value::Null
+    );
     assert!(children(&app, &o, "ENG-1").await.is_empty());
 }

@@ -95,6 +95,12 @@ pub async fn create_task(app: &TestApp, key: &str, body: Value) -> Value {
     ok(&r, 201).clone()
 }
 
+/// Task `task` (a key or a uuid) as `key` reads it.
+pub async fn read_task(app: &TestApp, key: &str, task: &str) -> Value {
+    let r = plan(app, "GET", &format!("tasks/{task}/"), key, None).await;
+    ok(&r, 200).clone()
+}
+
 /// The columns of `board` (a uuid or a key) as `key` reads them, left to right.
 pub async fn states(app: &TestApp, key: &str, board: &str) -> Vec<Value> {
     let r = plan(app, "GET", &format!("boards/{board}/states/"), key, None).await;

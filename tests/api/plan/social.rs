@@ -7,7 +7,7 @@ use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::TestApp;
 
-use super::kit::{PlanOrg, create_task, ok, plan, uuid_of};
+use super::kit::{PlanOrg, create_task, ok, plan, read_task, uuid_of};
 
 #[derive(diesel::QueryableByName)]
 struct Count {
@@ -39,9 +39,9 @@ async fn task(app: &TestApp, key: &str, board: &str, title: &str) -> (String, St
     )
 }
 
+/// The task's `version` as `key` reads it.
 async fn version(app: &TestApp, key: &str, task: &str) -> i64 {
-    let r = plan(app, "GET", &format!("tasks/{task}/"), key, None).await;
-    ok(&r, 200)["version"].as_i64().unwrap()
+    read_task(app, key, task).await["version"].as_i64().unwrap()
 }
 
 #[actix_web::test]
