@@ -1082,7 +1082,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_store_refuses_a_column_past_its_limit_whatever_was_read_before() {
-        use crate::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo};
+        use crate::ports::{BoardRepository, COLUMN_FULL, MigrateTo};
         let (w, _, b) = setup("business").await;
         let todo = column(&w, &b, StateCategory::Todo).await;
         let doing = column(&w, &b, StateCategory::InProgress).await;
@@ -1110,7 +1110,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, RepoError::Conflict { constraint } if constraint == COLUMN_LIMIT),
+            matches!(&e, RepoError::Conflict { constraint } if constraint == COLUMN_FULL),
             "{e:?}"
         );
         assert_eq!(column_snapshot(&w), before, "nothing stored");

@@ -6,7 +6,7 @@ use teamcomm_kernel::{Error, ErrorCode, RepoError};
 use time::OffsetDateTime;
 
 use crate::access::DryRunOr;
-use crate::ports::{COLUMN_LIMIT, MigrateTo};
+use crate::ports::{COLUMN_FULL, MigrateTo};
 use crate::tasks::MAX_COLUMN_TASKS;
 use crate::{Board, BoardRef, Plan, PlanActor, Preview, Restore, State, StateCategory, StateId};
 
@@ -337,7 +337,7 @@ impl Plan {
             .await
         {
             Ok(_) => Ok(DryRunOr::Done(archived)),
-            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_LIMIT => Err(target
+            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL => Err(target
                 .as_ref()
                 .map_or_else(Error::not_found, migration_too_large)),
             Err(e) => Err(e.into()),

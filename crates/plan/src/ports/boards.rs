@@ -97,7 +97,7 @@ pub trait BoardRepository: Send + Sync + 'static {
     /// in one transaction; answers how many it moved. A move that would leave more than
     /// `to.limit` live tasks in `to.state` (counting what other writers stored before it, as
     /// they stand once it holds the column's count) stores nothing: `Conflict` on
-    /// [`COLUMN_LIMIT`].
+    /// [`crate::ports::COLUMN_FULL`], as a create into a full column.
     async fn archive_state(
         &self,
         org: OrgId,
@@ -116,7 +116,3 @@ pub struct MigrateTo {
     /// The most live tasks `state` may hold once they are there.
     pub limit: u64,
 }
-
-/// The "constraint" of the `Conflict` of a move past a column's limit (not a database
-/// constraint: the store checks the kept count under its lock).
-pub const COLUMN_LIMIT: &str = "plan_column_task_limit";

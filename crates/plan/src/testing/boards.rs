@@ -10,7 +10,7 @@ use super::{InMemoryPlan, PlanState};
 use crate::access::{Anchor, Grant, Grantee};
 use crate::actor::Executor;
 use crate::boards::{BoardFilter, BoardPatch};
-use crate::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo, TaskEvent};
+use crate::ports::{BoardRepository, COLUMN_FULL, MigrateTo, TaskEvent};
 use crate::{Board, BoardId, GrantId, ProjectId, State, StateCategory, StateId};
 
 /// A key a board has or had.
@@ -489,7 +489,7 @@ impl BoardRepository for InMemoryPlan {
                 && (live_in(to.state).count() + moving.len()) as u64 > to.limit
             {
                 return Err(RepoError::Conflict {
-                    constraint: COLUMN_LIMIT.into(),
+                    constraint: COLUMN_FULL.into(),
                 });
             }
             moving

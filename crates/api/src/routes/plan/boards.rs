@@ -779,7 +779,7 @@ pub struct ArchiveStateBody {
     tag = "plan",
     request_body = ArchiveStateBody,
     params(("dry_run" = Option<bool>, Query, description = "Preview: writes nothing")),
-    responses((status = 200, description = "The column, or the preview on a dry run", body = OrPreview<PlanState>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody))
+    responses((status = 200, description = "The column, or the preview on a dry run", body = OrPreview<PlanState>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, description = "`column_too_large`: `migrate_to` would then hold more than 5,000 live tasks", body = ErrorBody))
 )]
 #[post("/v1/plan/boards/{board}/states/{state}/archive/")]
 pub async fn archive_state(

@@ -8,7 +8,7 @@ use teamcomm_kernel::{OrgId, Page, PageRequest, RepoError, TeamId, UserId};
 use teamcomm_plan::access::{Anchor, Grant, Grantee};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::boards::{BoardFilter, BoardPatch};
-use teamcomm_plan::ports::{BoardRepository, COLUMN_LIMIT, MigrateTo};
+use teamcomm_plan::ports::{BoardRepository, COLUMN_FULL, MigrateTo};
 use teamcomm_plan::{
     Board, BoardId, EstimateScale, GrantId, ProjectId, State, StateCategory, StateId, Visibility,
 };
@@ -782,7 +782,7 @@ impl BoardRepository for PgBoards {
                     .map_err(db_error)?;
                 if count_from(there)? > limit {
                     return Err(RepoError::Conflict {
-                        constraint: COLUMN_LIMIT.into(),
+                        constraint: COLUMN_FULL.into(),
                     }
                     .into());
                 }
