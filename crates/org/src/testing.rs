@@ -7,6 +7,7 @@
 //! repository's [`RecordedEvents`] (the outbox), under the same lock as the change they report.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -92,6 +93,8 @@ pub struct InMemoryOrgRepository {
     users: Mutex<HashMap<UserId, User>>,
     /// The outbox of this repository and of those built on it.
     events: RecordedEvents,
+    /// Reads of people by id through the port ([`Self::reads_by_id`]).
+    reads_by_id: AtomicUsize,
 }
 
 impl Default for InMemoryOrgRepository {
@@ -112,7 +115,14 @@ impl InMemoryOrgRepository {
             orgs: Mutex::new(HashMap::new()),
             users: Mutex::new(HashMap::new()),
             events: RecordedEvents::default(),
+            reads_by_id: AtomicUsize::new(0),
         }
+    }
+
+    /// How many times people were read by id through the port (`get_user`, `find_user`,
+    /// `users_by_ids`): what a test counts to show a page reads its people at once.
+    pub fn reads_by_id(&self) -> usize {
+        self.reads_by_id.load(Ordering::Relaxed)
     }
 
     /// Records events into `events` (an outbox shared with other in-memory ports).
@@ -250,16 +260,19 @@ impl OrgRepository for InMemoryOrgRepository {
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, RepoError> {
+        self.reads_by_id.fetch_add(1, Ordering::Relaxed);
         self.user(id).ok_or(RepoError::NotFound)
     }
 
     async fn get_user(&self, org: OrgId, id: UserId) -> Result<User, RepoError> {
+        self.reads_by_id.fetch_add(1, Ordering::Relaxed);
         self.user(id)
             .filter(|u| u.org_id == org)
             .ok_or(RepoError::NotFound)
     }
 
     async fn users_by_ids(&self, org: OrgId, ids: &[UserId]) -> Result<Vec<User>, RepoError> {
+        self.reads_by_id.fetch_add(1, Ordering::Relaxed);
         let users = lock(&self.users);
         let mut found: Vec<User> = users
             .values()

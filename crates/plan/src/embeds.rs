@@ -248,6 +248,59 @@ mod tests {
         assert!(none.parents.is_empty() && none.people.is_empty());
     }
 
+    /// What a page's embeds and its sub-tasks' context read does not grow with the page: as
+    /// many store visits and people reads for one task as for eight.
+    #[tokio::test]
+    async fn a_page_reads_as_often_for_one_task_as_for_many() {
+        let w = World::new().await;
+        let ts = tasks(&w, &["1", "2", "3", "4", "5", "6", "7", "8"]).await;
+        // A person of their own owns each task's sub-task and follows the task.
+        for (i, t) in ts.iter().enumerate() {
+            let person = w
+                .person(teamcomm_org::Role::Member, &format!("p{i}@example.com"))
+                .await;
+            let person = person.person().unwrap().id;
+            let new = CreateTask {
+                title: format!("child {i}"),
+                parent: Some(TaskRef::Id(t.id)),
+                owner: Some(PersonRef::Id(person)),
+                ..CreateTask::default()
+            };
+            w.plan.create_task(&w.member, new).await.unwrap();
+            w.plan
+                .add_participant(&w.member, &TaskRef::Id(t.id), person, None, None)
+                .await
+                .unwrap();
+        }
+        let reads = |page: &'static str| {
+            let w = &w;
+            let page: Vec<Task> = match page {
+                "one" => ts[..1].to_vec(),
+                _ => ts.clone(),
+            };
+            async move {
+                let (visits, people) = (w.mem.visits(), w.org_ports.people.reads_by_id());
+                let mut subtasks = w.plan.subtasks_of_tasks(&page).await.unwrap();
+                let participants = w.plan.participants_of_tasks(&page).await.unwrap();
+                let children: Vec<Task> = page
+                    .iter()
+                    .flat_map(|t| subtasks.remove(&t.id).unwrap())
+                    .collect();
+                let ctx = w.plan.task_context(w.org.id, &children).await.unwrap();
+                assert_eq!(children.len(), page.len());
+                assert_eq!(ctx.parents.len(), page.len());
+                assert!(participants.values().all(|p| !p.is_empty()));
+                (
+                    w.mem.visits() - visits,
+                    w.org_ports.people.reads_by_id() - people,
+                )
+            }
+        };
+        let (one, many) = (reads("one").await, reads("many").await);
+        assert_eq!(one, many, "(store visits, people reads) for 1 and 8 tasks");
+        assert_eq!(many.1, 2, "the participants' people, the owners");
+    }
+
     #[tokio::test]
     async fn a_page_gets_each_tasks_labels_by_name() {
         let w = World::new().await;

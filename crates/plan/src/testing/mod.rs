@@ -8,6 +8,7 @@ mod projects;
 mod social;
 mod tasks;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 pub use boards::BoardsMem;
@@ -34,6 +35,8 @@ pub struct InMemoryPlan {
     /// The organizations and people rows refer to (a write naming an unknown one fails, as
     /// the foreign keys make it fail in Postgres).
     pub people: Arc<teamcomm_org::testing::InMemoryOrgRepository>,
+    /// How many times the state was locked ([`Self::visits`]).
+    visits: Arc<AtomicUsize>,
 }
 
 impl InMemoryPlan {
@@ -41,13 +44,22 @@ impl InMemoryPlan {
         InMemoryPlan {
             state: Arc::default(),
             people,
+            visits: Arc::default(),
         }
     }
 
     /// The state, locked (a poisoned lock is taken over: a test that panicked holding it
     /// already failed).
     pub fn lock(&self) -> std::sync::MutexGuard<'_, PlanState> {
+        self.visits.fetch_add(1, Ordering::Relaxed);
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many times the state was locked: once per read of a port (a write may lock it
+    /// more), as a statement or a transaction of the Postgres store. What a test counts to
+    /// show that a page's reads do not grow with the page.
+    pub fn visits(&self) -> usize {
+        self.visits.load(Ordering::Relaxed)
     }
 }
 
