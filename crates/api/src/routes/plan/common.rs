@@ -56,18 +56,37 @@ pub fn project_include_schema() -> Object {
         .build()
 }
 
+/// The forms `Uuid::parse_str` reads (simple, hyphenated, braced, URN), as a pattern's
+/// alternatives.
+fn uuid_forms() -> String {
+    let hex = "[0-9A-Fa-f]";
+    let uuid = format!("{hex}{{8}}-{hex}{{4}}-{hex}{{4}}-{hex}{{4}}-{hex}{{12}}");
+    format!(r"{hex}{{32}}|{uuid}|\{{{uuid}\}}|urn:uuid:{uuid}")
+}
+
 /// A task as a body names a neighbour (`teamcomm_plan::TaskRef::try_parse`): a uuid in any
 /// form the uuid parser reads, or `KEY-n` (letters or digits, either case; n from 1); or null.
 pub fn task_ref_schema() -> Object {
-    let hex = "[0-9A-Fa-f]";
-    let uuid = format!("{hex}{{8}}-{hex}{{4}}-{hex}{{4}}-{hex}{{4}}-{hex}{{12}}");
     let key = r"[A-Za-z0-9]+-\+?0*[1-9][0-9]{0,18}";
     ObjectBuilder::new()
         .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
-        .pattern(Some(format!(
-            r"^({hex}{{32}}|{uuid}|\{{{uuid}\}}|urn:uuid:{uuid}|{key})$"
-        )))
+        .pattern(Some(format!("^({}|{key})$", uuid_forms())))
         .examples(["ENG-42"])
+        .build()
+}
+
+/// A board as a task filter names it (`teamcomm_plan::BoardRef::parse`, each value of the
+/// list trimmed): a uuid in any form the uuid parser reads, or a key (letters or digits, either
+/// case; current or retired).
+pub fn board_ref_schema() -> Object {
+    let ws = TRIMMED;
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(format!(
+            "^[{ws}]*({}|[A-Za-z0-9]+)[{ws}]*$",
+            uuid_forms()
+        )))
+        .examples(["ENG"])
         .build()
 }
 
@@ -340,6 +359,19 @@ mod tests {
         let re = pattern_of(task_ref_schema());
         for s in samples() {
             assert_eq!(re.is_match(&s), TaskRef::try_parse(&s).is_some(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_board_ref_pattern_is_board_ref_parse() {
+        let re = pattern_of(board_ref_schema());
+        for s in samples() {
+            // The query reader trims each value of a list and leaves out blank ones.
+            if s.trim().is_empty() || s.contains(',') {
+                continue;
+            }
+            let parsed = teamcomm_plan::BoardRef::parse(s.trim());
+            assert_eq!(re.is_match(&s), parsed.is_ok(), "{s:?}");
         }
     }
 

@@ -437,7 +437,7 @@ fn uuids_schema() -> Array {
 
 /// Boards by uuid or key.
 fn boards_schema() -> Array {
-    repeated(ObjectBuilder::new().schema_type(Type::String))
+    repeated(crate::routes::plan::common::board_ref_schema())
 }
 
 fn owners_schema() -> Array {
