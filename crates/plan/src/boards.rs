@@ -380,7 +380,8 @@ impl Plan {
         ))
     }
 
-    /// Makes an archived board live again (free plan: within three live boards).
+    /// Makes an archived board live again (free plan: within three live boards); its tasks
+    /// stay archived, so no column gains any (`column_too_large`).
     pub async fn restore_board(&self, actor: &PlanActor, board: &BoardRef) -> Result<Board, Error> {
         let board = self.visible_board(actor, board).await?;
         let org = actor.org_id();

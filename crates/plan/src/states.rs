@@ -344,7 +344,8 @@ impl Plan {
         }
     }
 
-    /// Makes an archived column live again, last; a live one is answered as it is.
+    /// Makes an archived column live again, last; a live one is answered as it is. It moves no
+    /// task, so no column's count (`column_too_large`) changes.
     pub async fn restore_state(
         &self,
         actor: &PlanActor,

@@ -1,5 +1,12 @@
 //! SQL of the Plan area's boards, their keys, visits and columns (their member grants and order:
 //! `holders`), and the task cascades of board and column archiving (the only task writes here).
+//!
+//! The column limit (5,000 live tasks, `column_too_large`): of the writes here, only a column's
+//! archive puts live tasks into a column (its migration), and it checks the limit under the
+//! target's count lock (`archive_state`). The others cannot overfill one: a board's archive
+//! only archives tasks, a board's restore leaves them archived, a board's move to another
+//! project keeps every task in its column (the counts are per board and column), and writing
+//! columns (add, change, reorder, archive without tasks, restore) moves no task.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
