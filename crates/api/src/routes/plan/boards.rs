@@ -23,7 +23,7 @@ use crate::extract::{Query, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, OrPreview, PlanJson, list_search_schema, preview};
+use crate::routes::plan::common::{DryRun, ListSearch, OrPreview, PlanJson, preview};
 use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
 use crate::routes::plan::projects::{EmptyBody, PlanRef, anchor_of};
 use crate::state::AppState;
@@ -155,9 +155,10 @@ async fn board_answer(state: &AppState, actor: &PlanActor, id: BoardId) -> ApiRe
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct BoardListQuery {
-    /// Part of the name or key (the rule: `list_search_schema`).
-    #[param(schema_with = list_search_schema)]
-    search: Option<String>,
+    /// Part of the name or key: once trimmed, 2 to 256 characters (`search_query_too_short`,
+    /// `search_query_too_long`), no NUL (`invalid_filter_value`).
+    #[param(inline)]
+    search: Option<ListSearch>,
     /// Boards created on this day or later.
     #[param(value_type = Option<String>, format = Date)]
     start_date: Option<Day>,
@@ -183,7 +184,7 @@ pub async fn list_boards(
 ) -> ApiResult<HttpResponse> {
     let f = &q.filters;
     let filter = BoardFilter {
-        search: check_search(f.search.as_deref())?,
+        search: check_search(f.search.as_ref().map(|s| s.0.as_str()))?,
         start_date: f.start_date.map(|d| d.0),
         end_date: f.end_date.map(|d| d.0),
         project: f.project.map(ProjectId),

@@ -6,14 +6,15 @@
 //! handler of an [IK] door does nothing for them.
 
 use actix_web::{FromRequest, HttpRequest, HttpResponse, dev::Payload};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use teamcomm_kernel::Error;
 use teamcomm_plan::{AgentName, PlanActor, Preview, Restore};
-use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, Object, ObjectBuilder, OneOfBuilder, Schema};
 use utoipa::openapi::schema::{SchemaFormat, SchemaType, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::auth::PlanCaller;
 use crate::error::ApiError;
@@ -21,11 +22,38 @@ use crate::extract::text::TRIMMED;
 use crate::extract::{BoxFut, decode_body, read_json};
 
 // ---------------------------------------------------------------------------------------------
-// What the parsers of the Plan's texts accept, stated as schemas (each used by its fields'
+// What the parsers of the Plan's texts accept, stated as schemas (used by their fields' type or
 // `schema_with`): the rule stays with its parser; the pattern says the same.
 
-/// `search` of the project and board lists, as `teamcomm_plan::projects::check_search` takes
-/// it: once trimmed, 2 to 256 characters, no NUL.
+/// A list's `search` as the query gives it (the rule: [`list_search_schema`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct ListSearch(pub String);
+
+impl PartialSchema for ListSearch {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(list_search_schema()))
+    }
+}
+
+impl ToSchema for ListSearch {}
+
+/// A project door's `include` as the query gives it (the rule: [`project_include_schema`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct IncludeList(pub String);
+
+impl PartialSchema for IncludeList {
+    fn schema() -> RefOr<Schema> {
+        RefOr::T(Schema::Object(project_include_schema()))
+    }
+}
+
+impl ToSchema for IncludeList {}
+
+/// `search` of the project, board and grouped task lists, as
+/// `teamcomm_plan::projects::check_search` takes it: once trimmed, 2 to 256 characters
+/// (`search_query_too_short`, `search_query_too_long`), no NUL (`invalid_filter_value`).
 pub fn list_search_schema() -> Object {
     let (ws, nul) = (TRIMMED, r"\u0000");
     ObjectBuilder::new()
@@ -33,10 +61,6 @@ pub fn list_search_schema() -> Object {
         .pattern(Some(format!(
             "^[{ws}]*[^{ws}{nul}][^{nul}]{{0,254}}[^{ws}{nul}][{ws}]*$"
         )))
-        .description(Some(
-            "Part of the name (of a board: or key): once trimmed, 2 to 256 characters \
-             (`search_query_too_short`, `search_query_too_long`).",
-        ))
         .build()
 }
 
@@ -48,10 +72,6 @@ pub fn project_include_schema() -> Object {
         .pattern(Some(format!(
             "^[{ws}]*(progress)?[{ws}]*(,[{ws}]*(progress)?[{ws}]*)*$"
         )))
-        .description(Some(
-            "`progress` adds the progress (a comma list; another value is \
-             `invalid_filter_value`).",
-        ))
         .examples(["progress"])
         .build()
 }
@@ -474,6 +494,7 @@ mod tests {
                 p["schema"]["anyOf"][0]["pattern"].is_string(),
                 "{path} {name}"
             );
+            assert!(p["description"].is_string(), "{path} {name}");
         }
     }
 }

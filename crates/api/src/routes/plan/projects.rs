@@ -19,9 +19,7 @@ use crate::extract::{Query, nullable};
 use crate::paging::{ListEnvelope, ListQuery, PageParams};
 use crate::params::Day;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{
-    DryRun, OrPreview, PlanJson, list_search_schema, preview, project_include_schema,
-};
+use crate::routes::plan::common::{DryRun, IncludeList, ListSearch, OrPreview, PlanJson, preview};
 use crate::routes::plan::members::{self, AddMemberBody, Holder, InspectMemberBody, PlanGrant};
 use crate::state::AppState;
 use crate::views::iso;
@@ -140,10 +138,14 @@ pub(crate) fn includes(raw: Option<&str>) -> Result<ProjectIncludes, Error> {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ProjectListQuery {
-    #[param(schema_with = project_include_schema)]
-    include: Option<String>,
-    #[param(schema_with = list_search_schema)]
-    search: Option<String>,
+    /// `progress` adds each project's progress (a comma list; another value is
+    /// `invalid_filter_value`).
+    #[param(inline)]
+    include: Option<IncludeList>,
+    /// Part of the name: once trimmed, 2 to 256 characters (`search_query_too_short`,
+    /// `search_query_too_long`), no NUL (`invalid_filter_value`).
+    #[param(inline)]
+    search: Option<ListSearch>,
     /// Projects whose span reaches this day or later.
     #[param(value_type = Option<String>, format = Date)]
     start_date: Option<Day>,
@@ -167,7 +169,7 @@ pub async fn list_projects(
 ) -> ApiResult<HttpResponse> {
     let f = &q.filters;
     let filter = ProjectFilter {
-        search: check_search(f.search.as_deref())?,
+        search: check_search(f.search.as_ref().map(|s| s.0.as_str()))?,
         start_date: f.start_date.map(|d| d.0),
         end_date: f.end_date.map(|d| d.0),
         include_archived: f.include_archived.unwrap_or(false),
@@ -178,7 +180,7 @@ pub async fn list_projects(
         .list_projects(
             &caller.0,
             filter,
-            includes(f.include.as_deref())?,
+            includes(f.include.as_ref().map(|s| s.0.as_str()))?,
             q.paging.request(),
         )
         .await?;
@@ -249,8 +251,10 @@ pub async fn create_project(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct IncludeQuery {
-    #[param(schema_with = project_include_schema)]
-    include: Option<String>,
+    /// `progress` adds the project's progress (a comma list; another value is
+    /// `invalid_filter_value`).
+    #[param(inline)]
+    include: Option<IncludeList>,
 }
 
 #[utoipa::path(
@@ -270,7 +274,7 @@ pub async fn get_project(
         .project_detail(
             &caller.0,
             ProjectId(path.into_inner()),
-            includes(q.0.include.as_deref())?,
+            includes(q.0.include.as_ref().map(|s| s.0.as_str()))?,
         )
         .await?;
     Ok(HttpResponse::Ok().json(ProjectBody::from(view)))
