@@ -1189,17 +1189,29 @@ impl Plan {
         query: &TaskQuery,
         page: PageRequest,
     ) -> Result<Page<Task>, Error> {
+        Ok(self.list_tasks_with_columns(actor, query, page).await?.0)
+    }
+
+    /// [`Self::list_tasks`], with the columns its tasks are in, read with the page (what its
+    /// answer names their `state` from: [`Self::task_context_knowing`]).
+    pub async fn list_tasks_with_columns(
+        &self,
+        actor: &PlanActor,
+        query: &TaskQuery,
+        page: PageRequest,
+    ) -> Result<(Page<Task>, Vec<State>), Error> {
         let (filter, sort) = self.task_filter(actor, query).await?;
         if filter.boards.is_empty() {
-            return Ok(Page {
+            let empty = Page {
                 count: 0,
                 results: Vec::new(),
-            });
+            };
+            return Ok((empty, Vec::new()));
         }
         Ok(self
             .ports
             .tasks
-            .list_tasks(actor.org_id(), &filter, sort, page)
+            .list_tasks_with_columns(actor.org_id(), &filter, sort, page)
             .await?)
     }
 
@@ -1332,8 +1344,9 @@ impl Plan {
         self.task_context_knowing(org, tasks, Vec::new()).await
     }
 
-    /// [`Self::task_context`] given columns already read (every column of their boards, as
-    /// the board's columns port answers them): those boards' columns are not read again.
+    /// [`Self::task_context`] given columns already read: the boards they are on are not read
+    /// again, so they hold the column of each of these tasks on those boards (a board's
+    /// columns, or a page's with its tasks).
     pub async fn task_context_knowing(
         &self,
         org: OrgId,

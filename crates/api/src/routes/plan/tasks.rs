@@ -257,10 +257,11 @@ async fn task_page<F>(
     q: &ListQuery<F>,
     org: OrgId,
     page: Page<Task>,
+    columns: Vec<teamcomm_plan::State>,
     include: &[ListEmbed],
 ) -> ApiResult<ListEnvelope<TaskView>> {
     let tasks = &page.results;
-    let mut views = task_views(state, org, tasks).await?;
+    let mut views = task_views_knowing(state, org, tasks, columns).await?;
     if include.contains(&ListEmbed::Subtasks) {
         let mut of = state.plan.subtasks_of_tasks(tasks).await?;
         let children: Vec<Vec<Task>> = tasks
@@ -872,11 +873,12 @@ pub async fn list_tasks(
     caller: PlanCaller,
     q: ListQuery<TaskListParams>,
 ) -> ApiResult<HttpResponse> {
-    let page = state
+    let (page, columns) = state
         .plan
-        .list_tasks(&caller.0, &q.filters.query(), q.paging.request())
+        .list_tasks_with_columns(&caller.0, &q.filters.query(), q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &q.filters.include).await?;
+    let org = caller.0.org_id();
+    let body = task_page(&state, &q, org, page, columns, &q.filters.include).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1087,7 +1089,7 @@ pub async fn search(
             q.paging.request(),
         )
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1123,7 +1125,7 @@ pub async fn my_tasks(
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1194,7 +1196,7 @@ pub async fn board_tasks(
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 

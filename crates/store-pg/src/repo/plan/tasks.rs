@@ -20,7 +20,7 @@ use teamcomm_plan::ports::{
     TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::tasks::RANK_STEP;
-use teamcomm_plan::{BoardId, StateId, Task, TaskId};
+use teamcomm_plan::{BoardId, State, StateCategory, StateId, Task, TaskId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -268,6 +268,65 @@ struct ListedRow {
     task: TaskRow,
     #[diesel(sql_type = Nullable<BigInt>)]
     total: Option<i64>,
+}
+
+/// The column of a listed task (`c` is `plan_states`), named apart from the task's columns.
+const COLUMN_COLUMNS: &str = "c.id AS column_id, c.board_id AS column_board_id, \
+     c.name AS column_name, c.category AS column_category, c.position AS column_position, \
+     c.color AS column_color, c.is_default AS column_is_default, \
+     c.is_archived AS column_is_archived, c.created_at AS column_created_at, \
+     c.updated_at AS column_updated_at";
+
+#[derive(Debug, QueryableByName)]
+struct ColumnRow {
+    #[diesel(sql_type = SqlUuid)]
+    column_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    column_board_id: Uuid,
+    #[diesel(sql_type = Text)]
+    column_name: String,
+    #[diesel(sql_type = Text)]
+    column_category: String,
+    #[diesel(sql_type = Int4)]
+    column_position: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    column_color: Option<String>,
+    #[diesel(sql_type = Bool)]
+    column_is_default: bool,
+    #[diesel(sql_type = Bool)]
+    column_is_archived: bool,
+    #[diesel(sql_type = Timestamptz)]
+    column_created_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    column_updated_at: OffsetDateTime,
+}
+
+impl TryFrom<ColumnRow> for State {
+    type Error = RepoError;
+    fn try_from(r: ColumnRow) -> Result<State, RepoError> {
+        Ok(State {
+            id: StateId(r.column_id),
+            board_id: BoardId(r.column_board_id),
+            category: StateCategory::parse(&r.column_category)
+                .ok_or_else(|| super::projects::decoding("category", &r.column_category))?,
+            name: r.column_name,
+            position: r.column_position,
+            color: r.column_color,
+            is_default: r.column_is_default,
+            is_archived: r.column_is_archived,
+            created_at: r.column_created_at,
+            updated_at: r.column_updated_at,
+        })
+    }
+}
+
+/// A listed task with its column.
+#[derive(Debug, QueryableByName)]
+struct ColumnedRow {
+    #[diesel(embed)]
+    listed: ListedRow,
+    #[diesel(embed)]
+    column: ColumnRow,
 }
 
 #[derive(Debug, QueryableByName)]
@@ -736,56 +795,69 @@ impl TaskRepository for PgTasks {
         }
         let mut conn = self.db.conn().await?;
         let (limit, offset) = limits(page);
-        let kept = kept_count(filter);
-        // A kept count comes with the page, in its statement.
-        let select = Sql::new(&format!("SELECT {TASK_COLUMNS}, "));
-        let select = if kept {
-            kept_total(select, org, filter)
-        } else {
-            select.push("NULL::bigint")
-        };
-        let rows: Vec<ListedRow> = filtered(
-            select.push(" AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id"),
+        let rows: Vec<ListedRow> = page_statement(org, filter, sort, page, false)
+            .query
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let first_total = rows.as_slice().first().and_then(|r| r.total);
+        let count = page_count(
+            &mut conn,
             org,
             filter,
+            first_total,
+            rows.len(),
+            limit,
+            offset,
         )
-        .push(&order_by(sort))
-        .push(" LIMIT ")
-        .bind::<BigInt, _>(limit)
-        .push(" OFFSET ")
-        .bind::<BigInt, _>(offset)
-        .query
-        .load(&mut conn)
-        .await
-        .map_err(db_error)?;
-        let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-        let count = if let Some(n) = rows.as_slice().first().and_then(|r| r.total) {
-            n
-        } else if shown < limit && (shown > 0 || offset == 0) {
-            // The page proves the total: not empty and not full is the last page, and an
-            // empty first page means nothing matches.
-            offset.saturating_add(shown)
-        } else if kept {
-            // A page past the end.
-            total(
-                kept_total(Sql::new("SELECT "), org, filter).push(" AS value"),
-                &mut conn,
-            )
-            .await?
-        } else {
-            let sql = filtered(
-                Sql::new(
-                    "SELECT COUNT(*) AS value FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id",
-                ),
-                org,
-                filter,
-            );
-            total(sql, &mut conn).await?
-        };
+        .await?;
         Ok(Page {
-            count: count_from(count)?,
+            count,
             results: rows.into_iter().map(|r| Task::from(r.task)).collect(),
         })
+    }
+
+    async fn list_tasks_with_columns(
+        &self,
+        org: OrgId,
+        filter: &TaskFilter,
+        sort: TaskSort,
+        page: PageRequest,
+    ) -> Result<(Page<Task>, Vec<State>), RepoError> {
+        if filter.boards.is_empty() {
+            let empty = Page {
+                count: 0,
+                results: Vec::new(),
+            };
+            return Ok((empty, Vec::new()));
+        }
+        let mut conn = self.db.conn().await?;
+        let (limit, offset) = limits(page);
+        let rows: Vec<ColumnedRow> = page_statement(org, filter, sort, page, true)
+            .query
+            .load(&mut conn)
+            .await
+            .map_err(db_error)?;
+        let first_total = rows.as_slice().first().and_then(|r| r.listed.total);
+        let count = page_count(
+            &mut conn,
+            org,
+            filter,
+            first_total,
+            rows.len(),
+            limit,
+            offset,
+        )
+        .await?;
+        let mut columns: Vec<State> = Vec::new();
+        let mut results = Vec::with_capacity(rows.len());
+        for r in rows {
+            if !columns.iter().any(|c| c.id.0 == r.column.column_id) {
+                columns.push(State::try_from(r.column)?);
+            }
+            results.push(Task::from(r.listed.task));
+        }
+        Ok((Page { count, results }, columns))
     }
 
     async fn column_ranks(
@@ -1006,6 +1078,78 @@ impl TaskRepository for PgTasks {
         .map_err(db_error)?;
         Ok(rows.into_iter().map(Task::from).collect())
     }
+}
+
+/// The statement of a page of a task list: its tasks with the kept count when the filter's
+/// count is kept ([`kept_count`]; null otherwise), and with each task's column
+/// ([`COLUMN_COLUMNS`]) when `with_columns`.
+fn page_statement(
+    org: OrgId,
+    filter: &TaskFilter,
+    sort: TaskSort,
+    page: PageRequest,
+    with_columns: bool,
+) -> Sql {
+    let (limit, offset) = limits(page);
+    // A kept count comes with the page, in its statement.
+    let select = Sql::new(&format!("SELECT {TASK_COLUMNS}, "));
+    let select = if kept_count(filter) {
+        kept_total(select, org, filter)
+    } else {
+        select.push("NULL::bigint")
+    };
+    let from = if with_columns {
+        format!(
+            " AS total, {COLUMN_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             JOIN plan_states c ON c.id = t.state_id"
+        )
+    } else {
+        " AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id".to_owned()
+    };
+    filtered(select.push(&from), org, filter)
+        .push(&order_by(sort))
+        .push(" LIMIT ")
+        .bind::<BigInt, _>(limit)
+        .push(" OFFSET ")
+        .bind::<BigInt, _>(offset)
+}
+
+/// The envelope's count of a page of `shown` tasks: the kept count its statement read
+/// (`first_total`), else what the page proves, else a count of its own.
+async fn page_count(
+    conn: &mut AsyncPgConnection,
+    org: OrgId,
+    filter: &TaskFilter,
+    first_total: Option<i64>,
+    shown: usize,
+    limit: i64,
+    offset: i64,
+) -> Result<u64, RepoError> {
+    let shown = i64::try_from(shown).unwrap_or(i64::MAX);
+    let count = if let Some(n) = first_total {
+        n
+    } else if shown < limit && (shown > 0 || offset == 0) {
+        // The page proves the total: not empty and not full is the last page, and an
+        // empty first page means nothing matches.
+        offset.saturating_add(shown)
+    } else if kept_count(filter) {
+        // A page past the end.
+        total(
+            kept_total(Sql::new("SELECT "), org, filter).push(" AS value"),
+            conn,
+        )
+        .await?
+    } else {
+        let sql = filtered(
+            Sql::new(
+                "SELECT COUNT(*) AS value FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id",
+            ),
+            org,
+            filter,
+        );
+        total(sql, conn).await?
+    };
+    count_from(count)
 }
 
 /// Whether a list's count is kept (`plan_column_task_counts`): its filter names boards and
