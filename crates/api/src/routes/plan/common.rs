@@ -38,6 +38,35 @@ impl PartialSchema for ListSearch {
 
 impl ToSchema for ListSearch {}
 
+/// `q` of `GET search/` as the query gives it, with the rule of `Plan::search_tasks` stated:
+/// once trimmed, 2 to 256 characters (`search_query_too_short`, `search_query_too_long`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct SearchText(pub String);
+
+impl std::ops::Deref for SearchText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialSchema for SearchText {
+    fn schema() -> RefOr<Schema> {
+        let ws = TRIMMED;
+        RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(format!(
+                    r"^[{ws}]*[^{ws}][\s\S]{{0,254}}[^{ws}][{ws}]*$"
+                )))
+                .build(),
+        ))
+    }
+}
+
+impl ToSchema for SearchText {}
+
 /// A project door's `include` as the query gives it (the rule: [`project_include_schema`]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(transparent)]
@@ -366,6 +395,19 @@ mod tests {
     }
 
     #[test]
+    fn the_search_text_pattern_is_search_tasks_rule() {
+        let re = pattern_of(SearchText::schema());
+        for s in samples() {
+            if s.trim().is_empty() {
+                continue;
+            }
+            // `Plan::search_tasks`: the trimmed text, 2 to 256 characters.
+            let n = s.trim().chars().count();
+            assert_eq!(re.is_match(&s), (2..=256).contains(&n), "{s:?}");
+        }
+    }
+
+    #[test]
     fn the_include_pattern_is_the_include_parser() {
         let re = pattern_of(project_include_schema());
         for s in samples() {
@@ -496,5 +538,12 @@ mod tests {
             );
             assert!(p["description"].is_string(), "{path} {name}");
         }
+        let params = doc["paths"]["/v1/plan/search/"]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let q = params.iter().find(|p| p["name"] == "q").expect("q");
+        assert_eq!(q["required"], true, "{q}");
+        assert!(q["description"].is_string(), "{q}");
+        assert!(q["schema"]["pattern"].is_string(), "{q}");
     }
 }

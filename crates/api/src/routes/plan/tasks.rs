@@ -1063,8 +1063,8 @@ pub async fn grouped_tasks(
 pub struct SearchParams {
     /// 2 to 256 characters: in the title, description or key. Missing or blank, it is too
     /// short (`search_query_too_short`), as the spec's Plan search codes say.
-    #[param(required = true, min_length = 2, max_length = 256)]
-    q: Option<String>,
+    #[param(inline, required = true)]
+    q: Option<crate::routes::plan::common::SearchText>,
 }
 
 #[utoipa::path(
