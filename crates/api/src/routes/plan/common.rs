@@ -529,6 +529,7 @@ mod tests {
             ("/v1/plan/projects/", "search"),
             ("/v1/plan/projects/{project}/", "include"),
             ("/v1/plan/boards/", "search"),
+            ("/v1/plan/tasks/board/", "search"),
         ] {
             let params = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
             let p = params.iter().find(|p| p["name"] == name).expect(name);

@@ -32,7 +32,7 @@ use crate::extract::{Query, nullable};
 use crate::paging::{Links, ListEnvelope, ListQuery, PageParams};
 use crate::params::Offset;
 use crate::policy::{Policy as P, Routes};
-use crate::routes::plan::common::{DryRun, PlanJson};
+use crate::routes::plan::common::{DryRun, ListSearch, OrPreview, PlanJson};
 use crate::routes::plan::social::{CommentAnswer, LabelBrief, ParticipantAnswer, RelationView};
 use crate::state::AppState;
 use crate::views::iso;
@@ -970,9 +970,10 @@ pub struct GroupedParams {
     group: Option<String>,
     /// Only the lanes with this key (with `sub_group_by`).
     lane: Option<String>,
-    /// In the title, description or key: 2 to 256 characters.
-    #[param(min_length = 2, max_length = 256)]
-    search: Option<String>,
+    /// In the title, description or key: once trimmed, 2 to 256 characters
+    /// (`search_query_too_short`, `search_query_too_long`), no NUL (`invalid_filter_value`).
+    #[param(inline)]
+    search: Option<ListSearch>,
 }
 
 impl GroupedParams {
@@ -984,7 +985,7 @@ impl GroupedParams {
                 owners: owners(&self.owner),
                 labels: labels(&self.label),
                 milestones: self.milestone.iter().map(Uuid::to_string).collect(),
-                search: self.search,
+                search: self.search.map(|s| s.0),
                 sort: SortParam::of(&self.sort),
                 ..TaskQuery::default()
             },
@@ -1568,7 +1569,7 @@ pub async fn move_task_to_board(
     params(("t" = String, Path, description = "`KEY-n` or uuid"), ("dry_run" = Option<bool>, Query)),
     request_body = VersionBody,
     responses(
-        (status = 200, description = "The archived task, or with `dry_run=true` a preview (`operation`, `consequence`, `affects`, `reversible`, `restore_path`) that writes nothing", body = TaskView),
+        (status = 200, description = "The archived task, or with `dry_run=true` a preview (`operation`, `consequence`, `affects`, `reversible`, `restore_path`) that writes nothing", body = OrPreview<TaskView>),
         (status = 404, body = ErrorBody),
         (status = 409, description = "`version_conflict`", body = ErrorBody),
     )
