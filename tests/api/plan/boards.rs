@@ -1233,3 +1233,96 @@ async fn a_column_archive_counts_the_writes_it_waited_for() {
         "a refused archive stores nothing"
     );
 }
+
+/// Sessions of this test's database waiting on a lock, once at least `n` are (or after 10 s).
+async fn lock_waiters(app: &TestApp, n: i64) -> i64 {
+    let sql = "SELECT count(*) AS n FROM pg_stat_activity \
+               WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let mut waiting = 0;
+    for _ in 0..1000 {
+        waiting = count(app, sql).await;
+        if waiting >= n {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    waiting
+}
+
+/// A create checks its column's room against committed counts: while a column's archive is
+/// moving tasks into that column and has not committed, a create into it waits for the archive
+/// (the board row's lock, taken by both), and then finds the column full.
+#[actix_web::test]
+async fn a_create_waits_for_a_column_archive_moving_tasks_into_its_column() {
+    let (app, o) = PlanOrg::spawn().await;
+    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    // 2,000 + the archive's 3,000: exactly a full column.
+    let pool = app.database.pool();
+    let mut conn = pool.get().await.expect("connection");
+    insert_tasks(
+        &mut conn,
+        &o.org,
+        &board,
+        &doing,
+        3_001,
+        COLUMN_LIMIT - 3_000,
+    )
+    .await;
+    // The seeded numbers are taken: a create numbers its task after them.
+    diesel::sql_query(format!(
+        "UPDATE plan_boards SET next_task_number = {} WHERE id = '{board}'",
+        COLUMN_LIMIT + 1
+    ))
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    drop(conn);
+    // Another transaction holds In Progress's count row, so the archive stops inside its
+    // transaction, its tasks moved and not committed.
+    let mut holder = pool.get().await.expect("connection");
+    diesel::sql_query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    diesel::sql_query(format!(
+        "UPDATE plan_column_task_counts SET live_tasks = live_tasks WHERE state_id = '{doing}'"
+    ))
+    .execute(&mut holder)
+    .await
+    .unwrap();
+    let path = format!("boards/COL/states/{backlog}/archive/");
+    let archive = plan(
+        &app,
+        "POST",
+        &path,
+        &o.admin_key,
+        Some(json!({"migrate_to": doing})),
+    );
+    let create = async {
+        let archive_waits = lock_waiters(&app, 1).await;
+        let body = json!({"title": "One too many", "board": "COL", "state": doing});
+        let create = plan(&app, "POST", "tasks/", &o.admin_key, Some(body));
+        let release = async {
+            let both_wait = lock_waiters(&app, 2).await;
+            diesel::sql_query("COMMIT")
+                .execute(&mut holder)
+                .await
+                .unwrap();
+            both_wait
+        };
+        let (r, both_wait) = tokio::join!(create, release);
+        (r, archive_waits, both_wait)
+    };
+    let (archived, (created, archive_waits, both_wait)) = tokio::join!(archive, create);
+    assert_eq!(
+        (archive_waits, both_wait),
+        (1, 2),
+        "the archive, then the create, waited"
+    );
+    assert_eq!(ok(&archived, 200)["is_archived"], true);
+    created.assert_error(422, "column_too_large");
+    assert_eq!(
+        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
+        (0, COLUMN_LIMIT)
+    );
+}

@@ -3,7 +3,8 @@
 //!
 //! The column limit (5,000 live tasks, `column_too_large`): of the writes here, only a column's
 //! archive puts live tasks into a column (its migration), and it checks the limit under the
-//! target's count lock (`archive_state`). The others cannot overfill one: a board's archive
+//! board row's lock, which creates take to check theirs, and the target's count lock
+//! (`archive_state`). The others cannot overfill one: a board's archive
 //! only archives tasks, a board's restore leaves them archived, a board's move to another
 //! project keeps every task in its column (the counts are per board and column), and writing
 //! columns (add, change, reorder, archive without tasks, restore) moves no task.
@@ -747,17 +748,36 @@ impl BoardRepository for PgBoards {
     ) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
         conn.transaction::<_, Tx, _>(async |conn| {
+            let target = match &to {
+                Some(MigrateTo { state: to, .. }) => Some(
+                    plan_states::table
+                        .filter(plan_states::id.eq(to.0))
+                        .filter(plan_states::organization_id.eq(org.0))
+                        .select((plan_states::board_id, plan_states::category))
+                        .first::<(Uuid, String)>(conn)
+                        .await
+                        .map_err(db_error)?,
+                ),
+                None => None,
+            };
+            // A create checks a column's room under the board row's lock (`plan_column_place`),
+            // reading committed counts: a move into the column takes that lock too, first, as a
+            // create does, so a create never passes its check against a count this move has
+            // raised but not yet committed.
+            if let Some((board, _)) = &target {
+                plan_boards::table
+                    .filter(plan_boards::id.eq(board))
+                    .select(plan_boards::id)
+                    .for_update()
+                    .first::<Uuid>(conn)
+                    .await
+                    .map_err(db_error)?;
+            }
             put_state_rows(conn, org, states).await?;
-            let Some(MigrateTo { state: to, limit }) = to else {
+            let (Some(MigrateTo { state: to, limit }), Some((board, to_category))) = (to, target)
+            else {
                 return Ok(0);
             };
-            let (board, to_category): (Uuid, String) = plan_states::table
-                .filter(plan_states::id.eq(to.0))
-                .filter(plan_states::organization_id.eq(org.0))
-                .select((plan_states::board_id, plan_states::category))
-                .first(conn)
-                .await
-                .map_err(db_error)?;
             let closes = StateCategory::parse(&to_category).is_some_and(StateCategory::is_closed);
             let completed_at = closes.then_some(at);
             let moved: Vec<(Uuid, Uuid)> = diesel::update(
