@@ -1189,16 +1189,7 @@ async fn a_column_archive_counts_the_writes_it_waited_for() {
     )
     .await;
     let release = async {
-        let mut waiting = 0;
-        for _ in 0..1000 {
-            let sql = "SELECT count(*) AS n FROM pg_stat_activity \
-                       WHERE datname = current_database() AND wait_event_type = 'Lock'";
-            waiting = count(&app, sql).await;
-            if waiting >= 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let waiting = lock_waiters(&app, 1).await;
         diesel::sql_query("COMMIT")
             .execute(&mut holder)
             .await
