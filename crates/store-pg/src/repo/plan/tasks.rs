@@ -36,6 +36,31 @@ impl PgTasks {
     pub fn new(db: Database) -> Self {
         PgTasks { db }
     }
+
+    /// The organization's tasks whose `column` is one of `ids`, then `tail` (more conditions,
+    /// the order); one statement. `column` and `tail` are fixed texts of the callers.
+    async fn tasks_with_any(
+        &self,
+        org: OrgId,
+        column: &'static str,
+        ids: &[TaskId],
+        tail: &'static str,
+    ) -> Result<Vec<Task>, RepoError> {
+        let mut conn = self.db.conn().await?;
+        let rows: Vec<TaskRow> = Sql::new(&format!(
+            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
+             WHERE {column} = ANY("
+        ))
+        .bind::<Array<SqlUuid>, _>(ids.iter().map(|t| t.0).collect::<Vec<_>>())
+        .push(") AND t.organization_id = ")
+        .bind::<SqlUuid, _>(org.0)
+        .push(tail)
+        .query
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
+        Ok(rows.into_iter().map(Task::from).collect())
+    }
 }
 
 /// A statement built piece by piece, numbering its placeholders. Every value is bound, never
@@ -1038,20 +1063,8 @@ impl TaskRepository for PgTasks {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = self.db.conn().await?;
-        let rows: Vec<TaskRow> = Sql::new(&format!(
-            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
-             WHERE t.id = ANY("
-        ))
-        .bind::<Array<SqlUuid>, _>(ids.iter().map(|t| t.0).collect::<Vec<_>>())
-        .push(") AND t.organization_id = ")
-        .bind::<SqlUuid, _>(org.0)
-        .push(" ORDER BY t.id")
-        .query
-        .load(&mut conn)
-        .await
-        .map_err(db_error)?;
-        Ok(rows.into_iter().map(Task::from).collect())
+        self.tasks_with_any(org, "t.id", ids, " ORDER BY t.id")
+            .await
     }
 
     async fn live_subtasks_of(
@@ -1062,21 +1075,9 @@ impl TaskRepository for PgTasks {
         if parents.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = self.db.conn().await?;
         // The partial `parent_id` index, one probe per parent.
-        let rows: Vec<TaskRow> = Sql::new(&format!(
-            "SELECT {TASK_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
-             WHERE t.parent_id = ANY("
-        ))
-        .bind::<Array<SqlUuid>, _>(parents.iter().map(|t| t.0).collect::<Vec<_>>())
-        .push(") AND t.organization_id = ")
-        .bind::<SqlUuid, _>(org.0)
-        .push(" AND NOT t.is_archived ORDER BY t.parent_id, t.rank, t.id")
-        .query
-        .load(&mut conn)
-        .await
-        .map_err(db_error)?;
-        Ok(rows.into_iter().map(Task::from).collect())
+        let tail = " AND NOT t.is_archived ORDER BY t.parent_id, t.rank, t.id";
+        self.tasks_with_any(org, "t.parent_id", parents, tail).await
     }
 }
 
