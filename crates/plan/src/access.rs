@@ -5,6 +5,7 @@
 
 use teamcomm_kernel::TeamId;
 use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
+use teamcomm_org::User;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -255,6 +256,13 @@ pub struct Viewer {
     pub teams: Vec<TeamId>,
 }
 
+/// What decides who sees one holder: its visibility and, when it is members-only, its grants.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Audience {
+    visibility: Visibility,
+    grants: Vec<Grant>,
+}
+
 impl Viewer {
     /// Whether an object of this visibility and these grants is seen.
     pub fn sees(&self, visibility: Visibility, grants: &[Grant]) -> bool {
@@ -276,24 +284,71 @@ impl Plan {
         let Some(person) = &actor.person else {
             return Ok(Viewer::default());
         };
-        if actor.is_org_admin() {
+        let granted = async { Ok(self.ports.boards.granted_teams(actor.org_id()).await?) };
+        self.person_viewer(person, granted).await
+    }
+
+    /// What `person` sees: everything for an organization admin; else their grants and those
+    /// of their teams among `teams` (teams some grant names: no other team can make them see
+    /// anything), which is awaited, so read, only for a person who is not an admin.
+    async fn person_viewer(
+        &self,
+        person: &User,
+        teams: impl Future<Output = Result<Vec<TeamId>, Error>>,
+    ) -> Result<Viewer, Error> {
+        if person.role.is_admin() {
             return Ok(Viewer {
                 all: true,
                 user: Some(person.id),
                 teams: Vec::new(),
             });
         }
-        let mut teams = Vec::new();
-        for team in self.ports.boards.granted_teams(actor.org_id()).await? {
+        let mut theirs = Vec::new();
+        for team in teams.await? {
             if self.ports.teams.is_member(team, person.id).await? {
-                teams.push(team);
+                theirs.push(team);
             }
         }
         Ok(Viewer {
             all: false,
             user: Some(person.id),
-            teams,
+            teams: theirs,
         })
+    }
+
+    /// Who sees a holder of this visibility, read once to decide it for any number of
+    /// people ([`Self::person_sees`]): its grants, when it is members-only.
+    pub(crate) async fn audience(
+        &self,
+        org: OrgId,
+        holder: Holder,
+        visibility: Visibility,
+    ) -> Result<Audience, Error> {
+        let grants = match visibility {
+            Visibility::Members => holder.grants(self, org).await?,
+            Visibility::Org => Vec::new(),
+        };
+        Ok(Audience { visibility, grants })
+    }
+
+    /// Whether `person` sees the audience's holder. Their teams are looked up among the teams
+    /// its grants name only, one read per team: the team port has no lookup for many people
+    /// or teams at once.
+    pub(crate) async fn person_sees(
+        &self,
+        audience: &Audience,
+        person: &User,
+    ) -> Result<bool, Error> {
+        let named = audience
+            .grants
+            .iter()
+            .filter_map(|g| match g.grantee {
+                Grantee::Team(team) => Some(team),
+                Grantee::User(_) => None,
+            })
+            .collect();
+        let viewer = self.person_viewer(person, async { Ok(named) }).await?;
+        Ok(viewer.sees(audience.visibility, &audience.grants))
     }
 
     /// Names the grantees of these grants (a person's full name, a team's name).

@@ -2,9 +2,10 @@
 //! caller's own subscription.
 
 use serde_json::json;
-use teamcomm_kernel::{Error, ErrorCode, RepoError, UserId};
+use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
 use teamcomm_org::User;
 
+use crate::access::{Audience, Holder};
 use crate::actor::PlanActor;
 use crate::model::{ParticipantRole, Task, TaskRef};
 use crate::ports::{Participant, ParticipantSource, ParticipantUpdate};
@@ -19,24 +20,12 @@ pub struct ParticipantView {
 }
 
 impl Plan {
-    /// Whether `user` can see `task` (its board's visibility and grants).
-    async fn person_sees_task(
-        &self,
-        actor: &PlanActor,
-        user: &User,
-        task: &Task,
-    ) -> Result<bool, Error> {
-        let as_user = PlanActor {
-            org: actor.org.clone(),
-            person: Some(user.clone()),
-            scopes: crate::PlanScopes::ALL,
-            agent_name: None,
-        };
-        match self.visible_task(&as_user, &TaskRef::Id(task.id)).await {
-            Ok(_) => Ok(true),
-            Err(e) if e.code() == ErrorCode::NotFound => Ok(false),
-            Err(e) => Err(e),
-        }
+    /// Who sees the task: its board's visibility and grants, read once for however many
+    /// people are then checked ([`Plan::person_sees`]).
+    async fn task_audience(&self, org: OrgId, task: &Task) -> Result<Audience, Error> {
+        let board = self.ports.boards.get_board(org, task.board_id).await?;
+        self.audience(org, Holder::Board(board.id), board.visibility)
+            .await
     }
 
     /// `user` as a new participant of `task`.
@@ -101,12 +90,16 @@ impl Plan {
         task: &Task,
         mentioned: &[UserId],
     ) -> Result<(), Error> {
-        let people = self
-            .people(actor.org_id(), mentioned.iter().copied())
-            .await?;
+        let org = actor.org_id();
+        let people = self.people(org, mentioned.iter().copied()).await?;
+        if people.is_empty() {
+            // Nobody to add: the board need not be read.
+            return Ok(());
+        }
+        let audience = self.task_audience(org, task).await?;
         for id in mentioned {
             let Some(user) = people.get(id) else { continue };
-            if self.person_sees_task(actor, user, task).await? {
+            if self.person_sees(&audience, user).await? {
                 let new = self.new_participant(
                     task,
                     user,
@@ -147,7 +140,8 @@ impl Plan {
         if !user.is_active {
             return Err(crate::tasks::user_inactive("user_uuid", &[user.id]));
         }
-        if !self.person_sees_task(actor, &user, &task).await? {
+        let audience = self.task_audience(actor.org_id(), &task).await?;
+        if !self.person_sees(&audience, &user).await? {
             return Err(Error::new(
                 ErrorCode::ParticipantCannotAccessBoard,
                 "This person cannot see the task's board.",

@@ -703,3 +703,100 @@ async fn task_labels_change_in_batches_and_bump_the_task() {
         .unwrap();
     assert_eq!(bug.color, teamcomm_labels::DEFAULT_COLOR);
 }
+
+/// A comment by the admin on `t` mentioning `people`; answers how many times it visited the
+/// store.
+async fn comment_visits(w: &World, t: &Task, people: &[UserId]) -> usize {
+    let body: Vec<String> = people.iter().map(|p| format!("<@DB@{}>", p.0)).collect();
+    let before = w.mem.visits();
+    w.plan
+        .add_comment(&w.admin, &r(t), &body.join(" "), None)
+        .await
+        .unwrap();
+    w.mem.visits() - before
+}
+
+#[tokio::test]
+async fn mentions_on_a_members_only_board_add_who_sees_it_reading_the_board_once() {
+    use crate::access::Grantee;
+    use teamcomm_org::{OrgRepository, TeamRepository, UserPatch};
+    let w = World::new().await;
+    let b = w.board("SEC").await;
+    let t = task(&w, &b, "t").await;
+    make_private(&w, &b).await;
+    let mut people = Vec::new();
+    for (role, email) in [
+        (Role::Member, "granted@example.com"),
+        (Role::Member, "teammate@example.com"),
+        (Role::Admin, "admin2@example.com"),
+        (Role::Member, "gone@example.com"),
+    ] {
+        people.push(w.person(role, email).await.person_id().unwrap());
+    }
+    let [granted, teammate, admin2, gone] = people[..] else {
+        unreachable!()
+    };
+    let mut outsiders = Vec::new();
+    for i in 0..4 {
+        let outsider = w.person(Role::Member, &format!("out{i}@example.com")).await;
+        outsiders.push(outsider.person_id().unwrap());
+    }
+    let team = w
+        .org_ports
+        .teams
+        .create_team(
+            w.org.id,
+            teamcomm_kernel::TeamId::new(),
+            "Team",
+            &[teammate],
+            &[],
+        )
+        .await
+        .unwrap();
+    // `gone` is granted but deactivated below: mentions skip them.
+    for grantee in [
+        Grantee::User(granted),
+        Grantee::User(gone),
+        Grantee::Team(team.id),
+    ] {
+        w.plan
+            .add_board_member(&w.admin, &BoardRef::Id(b.id), grantee)
+            .await
+            .unwrap();
+    }
+    let deactivate = UserPatch {
+        is_active: Some(false),
+        role: None,
+    };
+    w.org_ports
+        .people
+        .update_user(gone, &deactivate, &[])
+        .await
+        .unwrap();
+    let before = w.plan.list_participants(&w.admin, &r(&t)).await.unwrap();
+
+    // The board and its grants are read once per comment, not per mention.
+    let one = comment_visits(&w, &t, &outsiders[..1]).await;
+    let four = comment_visits(&w, &t, &outsiders).await;
+    assert_eq!(
+        one, four,
+        "store visits for 1 and 4 mentions who cannot see the board"
+    );
+    let unknown = UserId(uuid::Uuid::now_v7());
+    let mut mixed = vec![granted, outsiders[0], teammate, gone, unknown, admin2];
+    mixed.extend(&outsiders[1..]);
+    let visits = comment_visits(&w, &t, &mixed).await;
+    assert_eq!(visits, one + 3, "one store write per person added");
+
+    let after = w.plan.list_participants(&w.admin, &r(&t)).await.unwrap();
+    let mut added: Vec<_> = after
+        .iter()
+        .filter(|p| !before.iter().any(|b| b.member.id == p.member.id))
+        .map(|p| (p.member.id, p.participant.source))
+        .collect();
+    added.sort_unstable_by_key(|(id, _)| *id);
+    let mut seers = [granted, teammate, admin2];
+    seers.sort_unstable();
+    let by_mention = seers.map(|id| (id, ParticipantSource::Mention));
+    assert_eq!(added, by_mention, "those who see the board, by mention");
+}
