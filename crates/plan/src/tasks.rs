@@ -1182,19 +1182,10 @@ impl Plan {
         Ok((filter, sort))
     }
 
-    /// `GET tasks/` (and the lists built on it): live tasks of the boards the caller sees.
+    /// `GET tasks/` (and the lists built on it): live tasks of the boards the caller sees, with
+    /// the columns they are in, read with the page (what its answer names their `state` from:
+    /// [`Self::task_context_knowing`]).
     pub async fn list_tasks(
-        &self,
-        actor: &PlanActor,
-        query: &TaskQuery,
-        page: PageRequest,
-    ) -> Result<Page<Task>, Error> {
-        Ok(self.list_tasks_with_columns(actor, query, page).await?.0)
-    }
-
-    /// [`Self::list_tasks`], with the columns its tasks are in, read with the page (what its
-    /// answer names their `state` from: [`Self::task_context_knowing`]).
-    pub async fn list_tasks_with_columns(
         &self,
         actor: &PlanActor,
         query: &TaskQuery,
@@ -1222,7 +1213,7 @@ impl Plan {
         actor: &PlanActor,
         q: &str,
         page: PageRequest,
-    ) -> Result<Page<Task>, Error> {
+    ) -> Result<(Page<Task>, Vec<State>), Error> {
         let q = q.trim();
         let n = q.chars().count();
         if n < 2 {

@@ -597,6 +597,7 @@ async fn moves_set_completion_and_rank_between_neighbours() {
             plan.list_tasks(&actor, &q, PageRequest::all())
                 .await
                 .unwrap()
+                .0
                 .results
                 .into_iter()
                 .map(|t| t.title)
@@ -758,7 +759,8 @@ async fn archive_previews_writes_nothing_and_restore_needs_a_live_column() {
         .plan
         .list_tasks(&w.member, &TaskQuery::default(), PageRequest::all())
         .await
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(listed.count, 0);
     let r = w
         .plan
@@ -874,7 +876,11 @@ async fn lists_filter_and_check_their_values() {
     let list = |q: TaskQuery| {
         let plan = w.plan.clone();
         let actor = w.member.clone();
-        async move { plan.list_tasks(&actor, &q, PageRequest::all()).await }
+        async move {
+            plan.list_tasks(&actor, &q, PageRequest::all())
+                .await
+                .map(|(page, _)| page)
+        }
     };
     let titles = |p: Page<Task>| p.results.into_iter().map(|t| t.title).collect::<Vec<_>>();
     assert_eq!(
@@ -950,13 +956,15 @@ async fn lists_filter_and_check_their_values() {
         .plan
         .search_tasks(&w.member, "MIN", PageRequest::all())
         .await
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(titles(found), ["mine"]);
     let found = w
         .plan
         .search_tasks(&w.member, "eng-1", PageRequest::all())
         .await
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(found.results[0].id, mine.id);
     for (q, code) in [
         ("m", ErrorCode::SearchQueryTooShort),

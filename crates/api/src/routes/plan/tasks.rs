@@ -875,7 +875,7 @@ pub async fn list_tasks(
 ) -> ApiResult<HttpResponse> {
     let (page, columns) = state
         .plan
-        .list_tasks_with_columns(&caller.0, &q.filters.query(), q.paging.request())
+        .list_tasks(&caller.0, &q.filters.query(), q.paging.request())
         .await?;
     let org = caller.0.org_id();
     let body = task_page(&state, &q, org, page, columns, &q.filters.include).await?;
@@ -1082,7 +1082,7 @@ pub async fn search(
     caller: PlanCaller,
     q: ListQuery<SearchParams>,
 ) -> ApiResult<HttpResponse> {
-    let page = state
+    let (page, columns) = state
         .plan
         .search_tasks(
             &caller.0,
@@ -1090,7 +1090,7 @@ pub async fn search(
             q.paging.request(),
         )
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1122,11 +1122,11 @@ pub async fn my_tasks(
         sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
-    let page = state
+    let (page, columns) = state
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1193,11 +1193,11 @@ pub async fn board_tasks(
         sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
-    let page = state
+    let (page, columns) = state
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, Vec::new(), &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 

@@ -20,11 +20,12 @@ use teamcomm_plan::ports::{
     TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::tasks::RANK_STEP;
-use teamcomm_plan::{BoardId, State, StateCategory, StateId, Task, TaskId};
+use teamcomm_plan::{BoardId, State, StateId, Task, TaskId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::super::paging::{count_from, like_pattern, limits};
+use super::boards::StateRow;
 use crate::Database;
 use crate::error::db_error;
 
@@ -296,16 +297,21 @@ struct ListedRow {
 }
 
 /// The column of a listed task (`c` is `plan_states`), named apart from the task's columns.
-const COLUMN_COLUMNS: &str = "c.id AS column_id, c.board_id AS column_board_id, \
-     c.name AS column_name, c.category AS column_category, c.position AS column_position, \
-     c.color AS column_color, c.is_default AS column_is_default, \
-     c.is_archived AS column_is_archived, c.created_at AS column_created_at, \
+const COLUMN_COLUMNS: &str = "c.id AS column_id, c.organization_id AS column_organization_id, \
+     c.board_id AS column_board_id, c.name AS column_name, c.category AS column_category, \
+     c.position AS column_position, c.color AS column_color, \
+     c.is_default AS column_is_default, c.is_archived AS column_is_archived, \
+     c.archived_at AS column_archived_at, c.created_at AS column_created_at, \
      c.updated_at AS column_updated_at";
 
+/// [`COLUMN_COLUMNS`]: a column's row under the names a task's row leaves free, read as the
+/// boards' `StateRow` (which says what a column is).
 #[derive(Debug, QueryableByName)]
 struct ColumnRow {
     #[diesel(sql_type = SqlUuid)]
     column_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    column_organization_id: Uuid,
     #[diesel(sql_type = SqlUuid)]
     column_board_id: Uuid,
     #[diesel(sql_type = Text)]
@@ -320,6 +326,8 @@ struct ColumnRow {
     column_is_default: bool,
     #[diesel(sql_type = Bool)]
     column_is_archived: bool,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    column_archived_at: Option<OffsetDateTime>,
     #[diesel(sql_type = Timestamptz)]
     column_created_at: OffsetDateTime,
     #[diesel(sql_type = Timestamptz)]
@@ -329,16 +337,17 @@ struct ColumnRow {
 impl TryFrom<ColumnRow> for State {
     type Error = RepoError;
     fn try_from(r: ColumnRow) -> Result<State, RepoError> {
-        Ok(State {
-            id: StateId(r.column_id),
-            board_id: BoardId(r.column_board_id),
-            category: StateCategory::parse(&r.column_category)
-                .ok_or_else(|| super::projects::decoding("category", &r.column_category))?,
+        State::try_from(StateRow {
+            id: r.column_id,
+            organization_id: r.column_organization_id,
+            board_id: r.column_board_id,
             name: r.column_name,
+            category: r.column_category,
             position: r.column_position,
             color: r.column_color,
             is_default: r.column_is_default,
             is_archived: r.column_is_archived,
+            archived_at: r.column_archived_at,
             created_at: r.column_created_at,
             updated_at: r.column_updated_at,
         })
