@@ -7,7 +7,7 @@ use teamcomm_org::{PlanTier, Role, UserFilter};
 use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
-use crate::access::{Anchor, DryRunOr, Grant, GrantView, Grantee, Holder, Viewer, anchor_invalid};
+use crate::access::{Anchor, DryRunOr, GrantView, Grantee, Holder, Viewer, anchor_invalid};
 use crate::states::default_columns;
 use crate::{
     Board, BoardId, BoardKey, BoardRef, EstimateScale, Plan, PlanActor, Preview, ProjectId,
@@ -534,20 +534,13 @@ impl Plan {
             )
             .await?
             .results;
-        let grants = if board.visibility == Visibility::Members {
-            self.ports.boards.board_grants(org, board.id).await?
-        } else {
-            Vec::new()
-        };
+        // Read once: whether each person sees the board is then decided from it.
+        let audience = self
+            .audience(org, Holder::Board(board.id), board.visibility)
+            .await?;
         let mut found = Vec::new();
         for user in people {
-            if user.role == Role::Guest {
-                continue;
-            }
-            let sees = board.visibility == Visibility::Org
-                || user.role.is_admin()
-                || self.person_granted(user.id, &grants).await?;
-            if sees {
+            if user.role != Role::Guest && self.person_sees(&audience, &user).await? {
                 found.push(Mentionable {
                     id: user.id,
                     name: user.full_name(),
@@ -555,23 +548,6 @@ impl Plan {
             }
         }
         Ok(found)
-    }
-
-    async fn person_granted(
-        &self,
-        user: teamcomm_kernel::UserId,
-        grants: &[Grant],
-    ) -> Result<bool, Error> {
-        for g in grants {
-            let yes = match g.grantee {
-                Grantee::User(u) => u == user,
-                Grantee::Team(t) => self.ports.teams.is_member(t, user).await?,
-            };
-            if yes {
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 }
 
@@ -951,6 +927,89 @@ mod tests {
             code(w.plan.visit_board(&key, &eng).await),
             ErrorCode::ActorRequired
         );
+    }
+
+    #[tokio::test]
+    async fn mentionables_are_the_active_people_who_see_the_board_but_guests() {
+        use teamcomm_org::{OrgRepository, TeamRepository, UserPatch};
+        let (w, _, b) = setup("business").await;
+        let eng = BoardRef::Id(b.id);
+        let mut people = Vec::new();
+        for (role, email) in [
+            (Role::Member, "granted@example.com"),
+            (Role::Member, "teammate@example.com"),
+            (Role::Admin, "admin2@example.com"),
+            (Role::Member, "outsider@example.com"),
+            (Role::Guest, "guest@example.com"),
+            (Role::Member, "gone@example.com"),
+        ] {
+            people.push(w.person(role, email).await.person_id().unwrap());
+        }
+        let [granted, teammate, admin2, outsider, guest, gone] = people[..] else {
+            unreachable!()
+        };
+        let deactivate = UserPatch {
+            is_active: Some(false),
+            role: None,
+        };
+        w.org_ports
+            .people
+            .update_user(gone, &deactivate, &[])
+            .await
+            .unwrap();
+        let admin = w.admin.person_id().unwrap();
+        let member = w.member.person_id().unwrap();
+        let sorted = |mut ids: Vec<teamcomm_kernel::UserId>| {
+            ids.sort_unstable();
+            ids
+        };
+        let mentionable = async || {
+            let found = w.plan.mentionables(&w.member, &eng).await.unwrap();
+            sorted(found.into_iter().map(|m| m.id).collect())
+        };
+        // Organization-wide: every active person but guests.
+        let everyone = vec![admin, member, granted, teammate, admin2, outsider];
+        assert_eq!(mentionable().await, sorted(everyone));
+        // Members-only: its members, directly or through a team, and admins; a granted guest
+        // is still left out.
+        let private = BoardPatch {
+            visibility: Some(Visibility::Members),
+            ..BoardPatch::default()
+        };
+        w.plan.update_board(&w.member, &eng, private).await.unwrap();
+        let team = w
+            .org_ports
+            .teams
+            .create_team(
+                w.org.id,
+                teamcomm_kernel::TeamId::new(),
+                "Team",
+                &[teammate],
+                &[],
+            )
+            .await
+            .unwrap();
+        for grantee in [
+            Grantee::User(granted),
+            Grantee::User(guest),
+            Grantee::Team(team.id),
+        ] {
+            w.plan
+                .add_board_member(&w.member, &eng, grantee)
+                .await
+                .unwrap();
+        }
+        let before = w.mem.visits();
+        let seers = vec![admin, member, granted, teammate, admin2];
+        assert_eq!(mentionable().await, sorted(seers));
+        let visits = w.mem.visits() - before;
+        // The board's grants are read once for the whole list, not once per person.
+        for i in 0..3 {
+            w.person(Role::Member, &format!("out{i}@example.com")).await;
+        }
+        let before = w.mem.visits();
+        mentionable().await;
+        assert_eq!(w.mem.visits() - before, visits, "store visits per listing");
     }
 
     #[tokio::test]

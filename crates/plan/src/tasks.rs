@@ -15,8 +15,8 @@ use crate::ports::{
     TaskEvent, TaskFilter, TaskSort, TaskSortKey,
 };
 use crate::{
-    Board, BoardId, BoardRef, Plan, PlanActor, PlanScopes, Preview, Restore, State, StateId, Task,
-    TaskId, TaskRef,
+    Board, BoardId, BoardRef, Plan, PlanActor, Preview, Restore, State, StateId, Task, TaskId,
+    TaskRef,
 };
 
 pub const MAX_TITLE: usize = 500;
@@ -451,21 +451,18 @@ impl Plan {
         if !user.is_active {
             return Err(user_inactive("owner", &[id]));
         }
-        let as_owner = PlanActor {
-            org: actor.org.clone(),
-            person: Some(user),
-            scopes: PlanScopes::ALL,
-            agent_name: None,
-        };
-        match self.visible_board(&as_owner, &BoardRef::Id(board.id)).await {
-            Ok(_) => Ok(id),
-            Err(e) if e.code() == ErrorCode::NotFound => Err(Error::new(
+        let board_holder = crate::access::Holder::Board(board.id);
+        let audience = self
+            .audience(actor.org_id(), board_holder, board.visibility)
+            .await?;
+        if !self.person_sees(&audience, &user).await? {
+            return Err(Error::new(
                 ErrorCode::ParticipantCannotAccessBoard,
                 "The owner cannot see the task's board.",
             )
-            .with_extra("parameter", "owner")),
-            Err(e) => Err(e),
+            .with_extra("parameter", "owner"));
         }
+        Ok(id)
     }
 
     /// `POST tasks/`: a task on the board (or its parent's board), in the given or default

@@ -6,7 +6,7 @@ use teamcomm_org::Role;
 use super::*;
 use crate::boards::BoardPatch;
 use crate::testing::World;
-use crate::{AgentName, StateCategory, Visibility};
+use crate::{AgentName, PlanScopes, StateCategory, Visibility};
 
 async fn column(w: &World, b: &Board, category: StateCategory) -> State {
     w.plan
@@ -262,6 +262,73 @@ async fn creation_checks_every_field() {
     // the hidden board itself is 404 to the member
     let e = w.plan.create_task(&w.member, base).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn an_owner_of_a_members_only_board_s_task_is_someone_who_sees_it() {
+    use crate::access::Grantee;
+    use teamcomm_org::TeamRepository;
+    let w = World::new().await;
+    let eng = w.board("ENG").await;
+    make_private(&w, &eng).await;
+    let granted = w.person(Role::Member, "granted@example.com").await;
+    let teammate = w.person(Role::Member, "teammate@example.com").await;
+    let [granted, teammate] = [&granted, &teammate].map(|p| p.person_id().unwrap());
+    let team = w
+        .org_ports
+        .teams
+        .create_team(
+            w.org.id,
+            teamcomm_kernel::TeamId::new(),
+            "Team",
+            &[teammate],
+            &[],
+        )
+        .await
+        .unwrap();
+    for grantee in [Grantee::User(granted), Grantee::Team(team.id)] {
+        w.plan
+            .add_board_member(&w.admin, &BoardRef::Id(eng.id), grantee)
+            .await
+            .unwrap();
+    }
+    // Through a team.
+    let new = CreateTask {
+        owner: Some(PersonRef::Id(teammate)),
+        ..titled(&eng, "t")
+    };
+    let t = w.plan.create_task(&w.admin, new).await.unwrap();
+    assert_eq!(t.owner, Some(teammate));
+    let set_owner = |owner: PersonRef| TaskPatch {
+        owner: Some(Some(owner)),
+        ..TaskPatch::default()
+    };
+    // Directly, and an admin without a grant.
+    for (owner, id) in [
+        (PersonRef::Id(granted), granted),
+        (PersonRef::Me, w.admin.person_id().unwrap()),
+    ] {
+        let t = (w.plan)
+            .update_task(&w.admin, &key_of(&t), set_owner(owner), None)
+            .await
+            .unwrap();
+        assert_eq!(t.owner, Some(id));
+    }
+    // A member without a grant is refused; the owner stays.
+    let outsider = w.member.person_id().unwrap();
+    let e = (w.plan)
+        .update_task(
+            &w.admin,
+            &key_of(&t),
+            set_owner(PersonRef::Id(outsider)),
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::ParticipantCannotAccessBoard);
+    assert_eq!(e.extra()["parameter"], "owner");
+    let stored = w.plan.visible_task(&w.admin, &key_of(&t)).await.unwrap();
+    assert_eq!(stored.owner, w.admin.person_id());
 }
 
 #[tokio::test]
