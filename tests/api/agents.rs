@@ -37,14 +37,7 @@ async fn an_agent_email_is_queued_for_people_of_the_organization_only() {
     let (org, _, _, key) = app.org_with_admin_key("business").await;
     let (mia, mia_at) = person(&app, &org, "member").await;
     let (gone, gone_at) = person(&app, &org, "member").await;
-    let r = app
-        .operator(
-            "PATCH",
-            &format!("/operator/v1/users/{gone}/"),
-            Some(json!({"is_active": false})),
-        )
-        .await;
-    assert!(r.status < 300, "{}", r.text);
+    app.deactivate(&gone).await;
     let (other_org, _, _, _) = app.org_with_admin_key("business").await;
     let (_, outsider_at) = person(&app, &other_org, "member").await;
 

@@ -322,12 +322,7 @@ async fn admin_rules() {
     let (org, admin, session, _) = app.org_with_admin_key("business").await;
     let member = app.create_user(&org, "member").await;
     let inactive = app.create_user(&org, "member").await;
-    app.operator(
-        "PATCH",
-        &format!("/operator/v1/users/{inactive}/"),
-        Some(json!({"is_active": false})),
-    )
-    .await;
+    app.deactivate(&inactive).await;
     let other_org = app.create_org("business").await;
     let stranger = app.create_user(&other_org, "member").await;
 

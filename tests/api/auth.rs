@@ -246,12 +246,7 @@ async fn session_tokens_refresh_and_stop_for_deactivated_users() {
         200
     );
 
-    app.operator(
-        "PATCH",
-        &format!("/operator/v1/users/{admin}/"),
-        Some(json!({"is_active": false})),
-    )
-    .await;
+    app.deactivate(&admin).await;
     app.keys("GET", "/api/org/api-keys/", &access, None)
         .await
         .assert_error(401, "invalid_credentials");

@@ -248,15 +248,7 @@ async fn teams_and_the_merged_list_give_every_active_member_but_the_giver() {
     let w = world().await;
     let dan = person(&w.app, &w.org, "Dan", "Brown", "member").await;
     let team = w.team("Core", &[&w.ada, &w.bob, &dan]).await;
-    let r = w
-        .app
-        .operator(
-            "PATCH",
-            &format!("/operator/v1/users/{dan}/"),
-            Some(json!({"is_active": false})),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    w.app.deactivate(&dan).await;
     // As the vendor's CLI sends it: the merged list and the typed ones.
     let k = w
         .give(

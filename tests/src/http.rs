@@ -249,6 +249,18 @@ impl TestApp {
         r.body["uuid"].as_str().unwrap().to_owned()
     }
 
+    /// Deactivates person `user` through the operator door.
+    pub async fn deactivate(&self, user: &str) {
+        let r = self
+            .operator(
+                "PATCH",
+                &format!("/operator/v1/users/{user}/"),
+                Some(json!({"is_active": false})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.text);
+    }
+
     /// A web-session access token for a user, as `Authorization` header value.
     pub async fn session(&self, user: &str) -> String {
         let r = self

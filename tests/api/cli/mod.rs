@@ -198,17 +198,6 @@ async fn key_for(app: &TestApp, session: &str, user: &str) -> String {
     key
 }
 
-async fn deactivate(app: &TestApp, user: &str) {
-    let r = app
-        .operator(
-            "PATCH",
-            &format!("/operator/v1/users/{user}/"),
-            Some(json!({"is_active": false})),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-}
-
 /// Creates a team through the API with an admin key; returns its uuid.
 async fn create_team(app: &TestApp, admin_key: &str, name: &str) -> String {
     let r = app
@@ -410,7 +399,7 @@ async fn deactivated_key_owner_exits_4() {
         .await
         .ok_json();
 
-    deactivate(&app, &member).await;
+    app.deactivate(&member).await;
     dailybot(&app, &key_env(&key), &["me", "--json"])
         .await
         .assert_api_error(EXIT_PERMISSION, 403, Some("api_key_owner_inactive"));
@@ -505,7 +494,7 @@ async fn user_list_hides_inactive_unless_asked() {
     let (org, admin, _, key) = app.org_with_admin_key("business").await;
     let active = app.create_user(&org, "member").await;
     let gone = app.create_user(&org, "member").await;
-    deactivate(&app, &gone).await;
+    app.deactivate(&gone).await;
 
     let rows = dailybot(&app, &key_env(&key), &["user", "list", "--json"])
         .await
