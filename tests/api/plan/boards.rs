@@ -4,18 +4,15 @@
 //! `column_too_large`).
 
 use diesel::sql_types::{BigInt, Text};
+use diesel_async::pooled_connection::deadpool::Object;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 use uuid::Uuid;
 
-use super::kit::{PlanOrg, digest, ok, plan, states, uuid_of};
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
+use super::kit::{
+    COLUMN_LIMIT, PlanOrg, count, digest, insert_tasks, number_after, ok, plan, states, uuid_of,
+};
 
 /// The Plan tables a write here may touch: their digest equal before and after means nothing
 /// was written.
@@ -28,15 +25,6 @@ const PLAN_TABLES: [&str; 7] = [
     "plan_tasks",
     "plan_task_events",
 ];
-
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    let mut conn = app.database.pool().get().await.expect("connection");
-    let c: Count = diesel::sql_query(sql)
-        .get_result(&mut conn)
-        .await
-        .expect("count");
-    c.n
-}
 
 /// A live task put straight into the table (tasks are another area's doors).
 async fn insert_task(app: &TestApp, org: &str, board: &str, state: &str, number: i64) -> String {
@@ -55,32 +43,6 @@ async fn insert_task(app: &TestApp, org: &str, board: &str, state: &str, number:
     .await
     .expect("insert task");
     id
-}
-
-/// `n` live tasks numbered from `first` put straight into a column on `conn` (what `n`
-/// creates would leave, without making them): inside a transaction `conn` holds, they are
-/// nobody else's until it commits.
-async fn insert_tasks(
-    conn: &mut AsyncPgConnection,
-    org: &str,
-    board: &str,
-    state: &str,
-    first: i64,
-    n: i64,
-) {
-    diesel::sql_query(
-        "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, title, rank) \
-         SELECT gen_random_uuid(), $1::uuid, $2::uuid, g, $3::uuid, 'Filler ' || g, g * 1024 \
-         FROM generate_series($4::bigint, $4::bigint + $5::bigint - 1) AS g",
-    )
-    .bind::<Text, _>(org)
-    .bind::<Text, _>(board)
-    .bind::<Text, _>(state)
-    .bind::<BigInt, _>(first)
-    .bind::<BigInt, _>(n)
-    .execute(conn)
-    .await
-    .expect("insert tasks");
 }
 
 fn state_of<'a>(states: &'a [Value], name: &str) -> &'a Value {
@@ -769,11 +731,11 @@ async fn board_archive_cascades_to_its_tasks() {
     let archived = format!(
         "SELECT count(*) AS n FROM plan_tasks WHERE board_id = '{id}' AND is_archived AND archived_with_board AND version = 2"
     );
-    assert_eq!(count(&app, &archived).await, 2);
+    assert_eq!(count(&app, &archived, &[]).await, 2);
     let events = format!(
         "SELECT count(*) AS n FROM plan_task_events WHERE task_id = '{t1}' AND type = 'archived'"
     );
-    assert_eq!(count(&app, &events).await, 1);
+    assert_eq!(count(&app, &events, &[]).await, 1);
     let r = plan(&app, "GET", "boards/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0);
     let r = plan(
@@ -788,7 +750,7 @@ async fn board_archive_cascades_to_its_tasks() {
     // Restoring the board leaves its tasks archived.
     let r = plan(&app, "POST", "boards/ENG/restore/", &o.admin_key, None).await;
     assert_eq!(ok(&r, 200)["is_archived"], false);
-    assert_eq!(count(&app, &archived).await, 2);
+    assert_eq!(count(&app, &archived, &[]).await, 2);
 }
 
 #[actix_web::test]
@@ -992,11 +954,11 @@ async fn columns_are_added_changed_archived_and_reordered() {
     let moved = format!(
         "SELECT count(*) AS n FROM plan_tasks WHERE id = '{task}' AND state_id = '{done}' AND completed_at IS NOT NULL AND version = 2"
     );
-    assert_eq!(count(&app, &moved).await, 1);
+    assert_eq!(count(&app, &moved, &[]).await, 1);
     let events = format!(
         "SELECT count(*) AS n FROM plan_task_events WHERE task_id = '{task}' AND type = 'moved'"
     );
-    assert_eq!(count(&app, &events).await, 1);
+    assert_eq!(count(&app, &events, &[]).await, 1);
     let cols = states(&app, &o.member_key, "ENG").await;
     assert!(cols.iter().all(|s| s["uuid"] != todo.as_str()));
     let positions: Vec<_> = cols
@@ -1098,54 +1060,87 @@ async fn columns_are_added_changed_archived_and_reordered() {
     r.assert_error(403, "insufficient_scope");
 }
 
-/// Live tasks a column holds at most (the spec's number, not the code's constant).
-const COLUMN_LIMIT: i64 = 5_000;
+/// Tasks [`Backlogged::new`] puts in Backlog, numbered from 1.
+const BACKLOG: i64 = 3_000;
 
-/// The live tasks of a column, counted in the table.
-async fn live_in(app: &TestApp, state: &str) -> i64 {
-    let sql = format!(
-        "SELECT count(*) AS n FROM plan_tasks WHERE state_id = '{state}' AND NOT is_archived"
-    );
-    count(app, &sql).await
+/// Board `COL` with [`BACKLOG`] live tasks in Backlog, and In Progress, where Backlog's archive
+/// moves them: what the column archive tests seed.
+struct Backlogged {
+    org: String,
+    board: String,
+    backlog: String,
+    doing: String,
 }
 
-/// A board `COL` with 3,000 live tasks in Backlog: (the board's uuid, Backlog, In Progress).
-async fn board_with_a_backlog(app: &TestApp, o: &PlanOrg) -> (String, String, String) {
-    let board = uuid_of(&o.new_board(app, "COL").await);
-    let cols = states(app, &o.admin_key, "COL").await;
-    let backlog = uuid_of(state_of(&cols, "Backlog"));
-    let doing = uuid_of(state_of(&cols, "In Progress"));
+impl Backlogged {
+    async fn new(app: &TestApp, o: &PlanOrg) -> Backlogged {
+        let board = uuid_of(&o.new_board(app, "COL").await);
+        let cols = states(app, &o.admin_key, "COL").await;
+        let seeded = Backlogged {
+            org: o.org.clone(),
+            board,
+            backlog: uuid_of(state_of(&cols, "Backlog")),
+            doing: uuid_of(state_of(&cols, "In Progress")),
+        };
+        let mut conn = app.database.pool().get().await.expect("connection");
+        insert_tasks(
+            &mut conn,
+            &seeded.org,
+            &seeded.board,
+            &seeded.backlog,
+            1,
+            BACKLOG,
+        )
+        .await;
+        seeded
+    }
+
+    /// `n` live tasks put straight into In Progress on `conn`, numbered after Backlog's.
+    async fn fill_doing(&self, conn: &mut AsyncPgConnection, n: i64) {
+        insert_tasks(conn, &self.org, &self.board, &self.doing, BACKLOG + 1, n).await;
+    }
+
+    /// Backlog archived by `key`, its tasks moved to In Progress (`query`: "" or a dry run's).
+    async fn archive(&self, app: &TestApp, key: &str, query: &str) -> Resp {
+        let path = format!("boards/COL/states/{}/archive/{query}", self.backlog);
+        let body = json!({"migrate_to": self.doing});
+        plan(app, "POST", &path, key, Some(body)).await
+    }
+
+    /// The live tasks of (Backlog, In Progress), counted in the table.
+    async fn live(&self, app: &TestApp) -> (i64, i64) {
+        let sql =
+            "SELECT count(*) AS n FROM plan_tasks WHERE state_id = $1::uuid AND NOT is_archived";
+        (
+            count(app, sql, &[&self.backlog]).await,
+            count(app, sql, &[&self.doing]).await,
+        )
+    }
+}
+
+/// A connection of the test's database with a transaction open on it: what it writes is
+/// nobody else's, and the rows it locks stay locked, until [`commit`].
+async fn begin(app: &TestApp) -> Object<AsyncPgConnection> {
     let mut conn = app.database.pool().get().await.expect("connection");
-    insert_tasks(&mut conn, &o.org, &board, &backlog, 1, 3_000).await;
-    (board, backlog, doing)
+    diesel::sql_query("BEGIN").execute(&mut conn).await.unwrap();
+    conn
+}
+
+async fn commit(conn: &mut AsyncPgConnection) {
+    diesel::sql_query("COMMIT").execute(conn).await.unwrap();
 }
 
 #[actix_web::test]
 async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
     let (app, o) = PlanOrg::spawn().await;
-    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    let col = Backlogged::new(&app, &o).await;
     // 3,000 + 2,001: one more than a column holds.
     let mut conn = app.database.pool().get().await.expect("connection");
-    insert_tasks(
-        &mut conn,
-        &o.org,
-        &board,
-        &doing,
-        3_001,
-        COLUMN_LIMIT - 2_999,
-    )
-    .await;
+    col.fill_doing(&mut conn, COLUMN_LIMIT + 1 - BACKLOG).await;
     drop(conn);
-    let archive = |query: &str| {
-        let path = format!("boards/COL/states/{backlog}/archive/{query}");
-        let body = json!({"migrate_to": doing});
-        let app = &app;
-        let key = o.admin_key.clone();
-        async move { plan(app, "POST", &path, &key, Some(body)).await }
-    };
     let before = digest(&app, &PLAN_TABLES).await;
     for query in ["?dry_run=true", ""] {
-        let r = archive(query).await;
+        let r = col.archive(&app, &o.admin_key, query).await;
         r.assert_error(422, "column_too_large");
         assert_eq!(r.body["extra"]["limit"], COLUMN_LIMIT, "{}", r.text);
         assert_eq!(
@@ -1157,11 +1152,9 @@ async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
     // An archived task frees its place: exactly 5,000 fit.
     let r = plan(&app, "POST", "tasks/COL-3001/archive/", &o.admin_key, None).await;
     ok(&r, 200);
-    assert_eq!(ok(&archive("").await, 200)["is_archived"], true);
-    assert_eq!(
-        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
-        (0, COLUMN_LIMIT)
-    );
+    let r = col.archive(&app, &o.admin_key, "").await;
+    assert_eq!(ok(&r, 200)["is_archived"], true);
+    assert_eq!(col.live(&app).await, (0, COLUMN_LIMIT));
 }
 
 /// The archive's own read of the target's count may be stale: it checks the count again once
@@ -1169,54 +1162,31 @@ async fn a_column_archive_moves_its_tasks_only_where_they_fit() {
 #[actix_web::test]
 async fn a_column_archive_counts_the_writes_it_waited_for() {
     let (app, o) = PlanOrg::spawn().await;
-    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    let col = Backlogged::new(&app, &o).await;
     let before = digest(&app, &PLAN_TABLES).await;
     // Another writer puts 2,001 tasks in In Progress and has not committed: the archive reads
     // room for its 3,000 there, and waits at the column's count.
-    let pool = app.database.pool();
-    let mut holder = pool.get().await.expect("connection");
-    diesel::sql_query("BEGIN")
-        .execute(&mut holder)
-        .await
-        .unwrap();
-    insert_tasks(
-        &mut holder,
-        &o.org,
-        &board,
-        &doing,
-        3_001,
-        COLUMN_LIMIT - 2_999,
-    )
-    .await;
+    let mut holder = begin(&app).await;
+    col.fill_doing(&mut holder, COLUMN_LIMIT + 1 - BACKLOG)
+        .await;
     let release = async {
         let waiting = lock_waiters(&app, 1).await;
-        diesel::sql_query("COMMIT")
-            .execute(&mut holder)
-            .await
-            .unwrap();
+        commit(&mut holder).await;
         waiting
     };
-    let path = format!("boards/COL/states/{backlog}/archive/");
-    let archive = plan(
-        &app,
-        "POST",
-        &path,
-        &o.admin_key,
-        Some(json!({"migrate_to": doing})),
-    );
-    let (r, waiting) = tokio::join!(archive, release);
+    let (r, waiting) = tokio::join!(col.archive(&app, &o.admin_key, ""), release);
     assert_eq!(waiting, 1, "the archive waited for the other writer");
     r.assert_error(422, "column_too_large");
-    assert_eq!(
-        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
-        (3_000, COLUMN_LIMIT + 1 - 3_000)
-    );
+    assert_eq!(col.live(&app).await, (BACKLOG, COLUMN_LIMIT + 1 - BACKLOG));
     // What the other writer committed aside, nothing changed.
-    let mut conn = pool.get().await.expect("connection");
-    diesel::sql_query(format!("DELETE FROM plan_tasks WHERE state_id = '{doing}'"))
-        .execute(&mut conn)
-        .await
-        .unwrap();
+    let mut conn = app.database.pool().get().await.expect("connection");
+    diesel::sql_query(format!(
+        "DELETE FROM plan_tasks WHERE state_id = '{}'",
+        col.doing
+    ))
+    .execute(&mut conn)
+    .await
+    .unwrap();
     drop(conn);
     assert_eq!(
         digest(&app, &PLAN_TABLES).await,
@@ -1231,7 +1201,7 @@ async fn lock_waiters(app: &TestApp, n: i64) -> i64 {
                WHERE datname = current_database() AND wait_event_type = 'Lock'";
     let mut waiting = 0;
     for _ in 0..1000 {
-        waiting = count(app, sql).await;
+        waiting = count(app, sql, &[]).await;
         if waiting >= n {
             break;
         }
@@ -1246,65 +1216,37 @@ async fn lock_waiters(app: &TestApp, n: i64) -> i64 {
 #[actix_web::test]
 async fn a_create_waits_for_a_column_archive_moving_tasks_into_its_column() {
     let (app, o) = PlanOrg::spawn().await;
-    let (board, backlog, doing) = board_with_a_backlog(&app, &o).await;
+    let col = Backlogged::new(&app, &o).await;
     // 2,000 + the archive's 3,000: exactly a full column.
-    let pool = app.database.pool();
-    let mut conn = pool.get().await.expect("connection");
-    insert_tasks(
-        &mut conn,
-        &o.org,
-        &board,
-        &doing,
-        3_001,
-        COLUMN_LIMIT - 3_000,
-    )
-    .await;
+    let mut conn = app.database.pool().get().await.expect("connection");
+    col.fill_doing(&mut conn, COLUMN_LIMIT - BACKLOG).await;
     // The seeded numbers are taken: a create numbers its task after them.
-    diesel::sql_query(format!(
-        "UPDATE plan_boards SET next_task_number = {} WHERE id = '{board}'",
-        COLUMN_LIMIT + 1
-    ))
-    .execute(&mut conn)
-    .await
-    .unwrap();
+    number_after(&mut conn, &col.board, COLUMN_LIMIT).await;
     drop(conn);
     // Another transaction holds In Progress's count row, so the archive stops inside its
     // transaction, its tasks moved and not committed.
-    let mut holder = pool.get().await.expect("connection");
-    diesel::sql_query("BEGIN")
-        .execute(&mut holder)
-        .await
-        .unwrap();
+    let mut holder = begin(&app).await;
     diesel::sql_query(format!(
-        "UPDATE plan_column_task_counts SET live_tasks = live_tasks WHERE state_id = '{doing}'"
+        "UPDATE plan_column_task_counts SET live_tasks = live_tasks WHERE state_id = '{}'",
+        col.doing
     ))
     .execute(&mut holder)
     .await
     .unwrap();
-    let path = format!("boards/COL/states/{backlog}/archive/");
-    let archive = plan(
-        &app,
-        "POST",
-        &path,
-        &o.admin_key,
-        Some(json!({"migrate_to": doing})),
-    );
     let create = async {
         let archive_waits = lock_waiters(&app, 1).await;
-        let body = json!({"title": "One too many", "board": "COL", "state": doing});
+        let body = json!({"title": "One too many", "board": "COL", "state": col.doing});
         let create = plan(&app, "POST", "tasks/", &o.admin_key, Some(body));
         let release = async {
             let both_wait = lock_waiters(&app, 2).await;
-            diesel::sql_query("COMMIT")
-                .execute(&mut holder)
-                .await
-                .unwrap();
+            commit(&mut holder).await;
             both_wait
         };
         let (r, both_wait) = tokio::join!(create, release);
         (r, archive_waits, both_wait)
     };
-    let (archived, (created, archive_waits, both_wait)) = tokio::join!(archive, create);
+    let (archived, (created, archive_waits, both_wait)) =
+        tokio::join!(col.archive(&app, &o.admin_key, ""), create);
     assert_eq!(
         (archive_waits, both_wait),
         (1, 2),
@@ -1312,8 +1254,5 @@ async fn a_create_waits_for_a_column_archive_moving_tasks_into_its_column() {
     );
     assert_eq!(ok(&archived, 200)["is_archived"], true);
     created.assert_error(422, "column_too_large");
-    assert_eq!(
-        (live_in(&app, &backlog).await, live_in(&app, &doing).await),
-        (0, COLUMN_LIMIT)
-    );
+    assert_eq!(col.live(&app).await, (0, COLUMN_LIMIT));
 }

@@ -1,8 +1,9 @@
 //! What the Plan tests share: an organization with the beta, people with credentials, the
-//! structure the admin makes (projects, boards), and reading answers.
+//! structure the admin makes (projects, boards), tasks put straight into the tables, reading
+//! answers and counting rows.
 
-use diesel::sql_types::Text;
-use diesel_async::RunQueryDsl;
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
@@ -113,6 +114,64 @@ pub fn rows(list: &Value) -> &Vec<Value> {
     list.as_array()
         .or_else(|| list["results"].as_array())
         .expect("a list or a page")
+}
+
+/// Live tasks a column holds at most (the spec's number, not the code's constant).
+pub const COLUMN_LIMIT: i64 = 5_000;
+
+/// `n` live tasks numbered from `first` put straight into column `state` on `conn` (what `n`
+/// creates would leave, without making them; the board's next number is left as it is): inside
+/// a transaction `conn` holds, they are nobody else's until it commits.
+pub async fn insert_tasks(
+    conn: &mut AsyncPgConnection,
+    org: &str,
+    board: &str,
+    state: &str,
+    first: i64,
+    n: i64,
+) {
+    diesel::sql_query(
+        "INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, title, rank) \
+         SELECT gen_random_uuid(), $1::uuid, $2::uuid, g, $3::uuid, 'Filler ' || g, g * 1024 \
+         FROM generate_series($4::bigint, $4::bigint + $5::bigint - 1) AS g",
+    )
+    .bind::<Text, _>(org)
+    .bind::<Text, _>(board)
+    .bind::<Text, _>(state)
+    .bind::<BigInt, _>(first)
+    .bind::<BigInt, _>(n)
+    .execute(conn)
+    .await
+    .expect("insert tasks");
+}
+
+/// The board's next task number set after `last`: the numbers up to it, seeded by
+/// [`insert_tasks`], are taken for a create.
+pub async fn number_after(conn: &mut AsyncPgConnection, board: &str, last: i64) {
+    diesel::sql_query("UPDATE plan_boards SET next_task_number = $2 + 1 WHERE id = $1::uuid")
+        .bind::<Text, _>(board)
+        .bind::<BigInt, _>(last)
+        .execute(conn)
+        .await
+        .expect("next task number");
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// One number read behind the app's back: `sql` answers it as `n`, its `$1`, `$2`, … bound
+/// to `binds` as text.
+pub async fn count(app: &TestApp, sql: &str, binds: &[&str]) -> i64 {
+    let mut query = diesel::sql_query(sql).into_boxed();
+    for bind in binds {
+        query = query.bind::<Text, _>(*bind);
+    }
+    let mut conn = app.database.pool().get().await.expect("connection");
+    let c: Count = query.get_result(&mut conn).await.expect("count");
+    c.n
 }
 
 #[derive(diesel::QueryableByName)]

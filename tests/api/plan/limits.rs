@@ -2,16 +2,14 @@
 //! live tasks). Every way into a full column is refused with nothing stored, and the limit
 //! counts live tasks only (an archived task frees its place).
 
-use diesel::sql_types::Text;
-use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
-use super::kit::{PlanOrg, create_task, digest, ok, plan, states, uuid_of};
+use super::kit::{
+    COLUMN_LIMIT, PlanOrg, create_task, digest, insert_tasks, number_after, ok, plan, states,
+    uuid_of,
+};
 use super::races::{at_once, roomy_app};
-
-/// Live tasks a column holds at most (the spec's number, not the code's constant).
-const COLUMN_LIMIT: i64 = 5_000;
 
 /// The tables a task write touches (the tasks, their events, the boards with their next task
 /// number): their digest equal before and after means nothing was written.
@@ -35,19 +33,8 @@ async fn columns(app: &TestApp, o: &PlanOrg, key: &str) -> (String, String) {
 /// next number after them: what 5,000 creates would leave, without making them.
 async fn fill(app: &TestApp, org: &str, board: &str, state: &str, n: i64) {
     let mut conn = app.database.pool().get().await.expect("connection");
-    diesel::sql_query(
-        "WITH filled AS (INSERT INTO plan_tasks (id, organization_id, board_id, number, state_id, \
-         title, rank) SELECT gen_random_uuid(), $1::uuid, $2::uuid, g, $3::uuid, 'Filler ' || g, \
-         g * 1024 FROM generate_series(1, $4) AS g) \
-         UPDATE plan_boards SET next_task_number = $4 + 1 WHERE id = $2::uuid",
-    )
-    .bind::<Text, _>(org)
-    .bind::<Text, _>(board)
-    .bind::<Text, _>(state)
-    .bind::<diesel::sql_types::BigInt, _>(n)
-    .execute(&mut conn)
-    .await
-    .expect("fill the column");
+    insert_tasks(&mut conn, org, board, state, 1, n).await;
+    number_after(&mut conn, board, n).await;
 }
 
 #[actix_web::test]

@@ -1,12 +1,10 @@
 //! Plan writes fired at once: the rules a write checks against what is stored hold when many
 //! requests race (relations: no link twice, no cycle of blocks; sub-tasks one level deep).
 
-use diesel::sql_types::{BigInt, Text};
-use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::{Resp, TestApp};
 
-use super::kit::{PlanOrg, plan};
+use super::kit::{PlanOrg, count, plan};
 
 /// An app whose Plan write budget does not get in the way of a burst.
 pub(super) async fn roomy_app() -> TestApp {
@@ -107,21 +105,9 @@ fn outcomes(answers: &[Resp]) -> Vec<(u16, String)> {
     seen
 }
 
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
 /// One number read behind the app's back, about the organization's links (`$1`).
 async fn stored(app: &TestApp, org: &str, sql: &str) -> i64 {
-    let mut conn = app.database.pool().get().await.expect("connection");
-    let c: Count = diesel::sql_query(sql)
-        .bind::<Text, _>(org)
-        .get_result(&mut conn)
-        .await
-        .expect("count");
-    c.n
+    count(app, sql, &[org]).await
 }
 
 #[actix_web::test]

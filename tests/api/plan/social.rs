@@ -2,31 +2,15 @@
 //! and the Plan label doors: shapes, codes, visibility, and what they store (events, the task's
 //! version bump).
 
-use diesel::sql_types::{BigInt, Text};
-use diesel_async::RunQueryDsl;
 use serde_json::{Value, json};
 use teamcomm_tests::TestApp;
 
-use super::kit::{PlanOrg, create_task, ok, plan, read_task, uuid_of};
-
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
+use super::kit::{PlanOrg, count, create_task, ok, plan, read_task, uuid_of};
 
 /// How many events of `kind` the task has.
 async fn events(app: &TestApp, task: &str, kind: &str) -> i64 {
-    let mut conn = app.database.pool().get().await.expect("connection");
-    let c: Count = diesel::sql_query(
-        "SELECT COUNT(*) AS n FROM plan_task_events WHERE task_id = $1::uuid AND type = $2",
-    )
-    .bind::<Text, _>(task)
-    .bind::<Text, _>(kind)
-    .get_result(&mut conn)
-    .await
-    .expect("count");
-    c.n
+    let sql = "SELECT COUNT(*) AS n FROM plan_task_events WHERE task_id = $1::uuid AND type = $2";
+    count(app, sql, &[task, kind]).await
 }
 
 /// A task on the board: (uuid, key, version).
@@ -503,14 +487,7 @@ async fn participants_and_subscription() {
 
     // A deactivated person, and one who cannot see a members-only board.
     let (gone, _) = o.person(&app, "member").await;
-    let r = app
-        .operator(
-            "PATCH",
-            &format!("/operator/v1/users/{gone}/"),
-            Some(json!({"is_active": false})),
-        )
-        .await;
-    assert!(r.status < 300, "{}", r.text);
+    app.deactivate(&gone).await;
     let r = plan(
         &app,
         "POST",

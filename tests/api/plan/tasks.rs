@@ -8,11 +8,6 @@ use teamcomm_tests::{Resp, TestApp};
 
 use super::kit::{PlanOrg, create_task, ok, plan, read_task, states, uuid_of};
 
-#[track_caller]
-fn refused(r: &Resp, status: u16, code: &str) {
-    assert_eq!((r.status, r.code()), (status, code), "{}", r.text);
-}
-
 /// The uuid of the first column of `category` on board `key`.
 async fn column(app: &TestApp, o: &PlanOrg, key: &str, category: &str) -> String {
     let states = states(app, &o.admin_key, key).await;
@@ -72,24 +67,18 @@ async fn tasks_are_created_numbered_and_read_by_key_or_uuid() {
         assert_eq!(ok(&r, 200)["uuid"], t["uuid"], "{path}");
         assert_eq!(r.headers["etag"], "\"1\"");
     }
-    refused(
-        &plan(&app, "GET", "tasks/ENG-9/", &o.member_key, None).await,
-        404,
-        "not_found",
-    );
+    plan(&app, "GET", "tasks/ENG-9/", &o.member_key, None)
+        .await
+        .assert_error(404, "not_found");
     // another organization sees nothing
     let other = PlanOrg::on_plan(&app, "business", true).await;
-    refused(
-        &plan(&app, "GET", "tasks/ENG-1/", &other.member_key, None).await,
-        404,
-        "not_found",
-    );
+    plan(&app, "GET", "tasks/ENG-1/", &other.member_key, None)
+        .await
+        .assert_error(404, "not_found");
     let path = format!("tasks/{}/", t["uuid"].as_str().unwrap());
-    refused(
-        &plan(&app, "GET", &path, &other.member_key, None).await,
-        404,
-        "not_found",
-    );
+    plan(&app, "GET", &path, &other.member_key, None)
+        .await
+        .assert_error(404, "not_found");
     // events: created, with the agent
     let r = plan(&app, "GET", "tasks/ENG-1/events/", &o.member_key, None).await;
     let events = ok(&r, 200).as_array().unwrap().clone();
@@ -106,45 +95,33 @@ async fn creation_refuses_with_the_documented_codes() {
     o.new_board(&app, "OPS").await;
     let ops_todo = column(&app, &o, "OPS", "todo").await;
     let post = |body: Value| plan(&app, "POST", "tasks/", &o.member_key, Some(body));
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "state": ops_todo})).await,
-        400,
-        "state_not_on_board",
-    );
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "description": "d".repeat(50_001)})).await,
-        400,
-        "description_too_long",
-    );
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "due_date": "24/12/2026"})).await,
-        400,
-        "invalid_date_range",
-    );
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "start_date": "2026-12-25", "due_date": "2026-12-24"})).await,
-        400,
-        "invalid_date_range",
-    );
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "milestone": "m"})).await,
-        501,
-        "not_implemented",
-    );
-    refused(
-        &post(json!({"title": "x", "board": "NOPE"})).await,
-        404,
-        "not_found",
-    );
+    post(json!({"title": "x", "board": "ENG", "state": ops_todo}))
+        .await
+        .assert_error(400, "state_not_on_board");
+    post(json!({"title": "x", "board": "ENG", "description": "d".repeat(50_001)}))
+        .await
+        .assert_error(400, "description_too_long");
+    post(json!({"title": "x", "board": "ENG", "due_date": "24/12/2026"}))
+        .await
+        .assert_error(400, "invalid_date_range");
+    post(
+        json!({"title": "x", "board": "ENG", "start_date": "2026-12-25", "due_date": "2026-12-24"}),
+    )
+    .await
+    .assert_error(400, "invalid_date_range");
+    post(json!({"title": "x", "board": "ENG", "milestone": "m"}))
+        .await
+        .assert_error(501, "not_implemented");
+    post(json!({"title": "x", "board": "NOPE"}))
+        .await
+        .assert_error(404, "not_found");
     let r = post(json!({"title": "x", "board": "ENG", "priority": 9})).await;
     assert_eq!(r.status, 400, "{}", r.text);
     let r = post(json!({"board": "ENG"})).await;
     assert_eq!(r.status, 400, "{}", r.text);
-    refused(
-        &post(json!({"title": "x", "board": "ENG", "colour": "red"})).await,
-        400,
-        "unknown_field",
-    );
+    post(json!({"title": "x", "board": "ENG", "colour": "red"}))
+        .await
+        .assert_error(400, "unknown_field");
     // owner=me from a key without a person
     let agent = o.agent_key(&app, &["tasks:read", "tasks:write"]).await;
     let r = plan(
@@ -155,7 +132,7 @@ async fn creation_refuses_with_the_documented_codes() {
         Some(json!({"title": "x", "board": "ENG", "owner": "me"})),
     )
     .await;
-    refused(&r, 400, "actor_required");
+    r.assert_error(400, "actor_required");
     // sub-tasks
     let parent = create_task(&app, &o.member_key, json!({"title": "p", "board": "ENG"})).await;
     let child = create_task(
@@ -168,16 +145,12 @@ async fn creation_refuses_with_the_documented_codes() {
         (child["key"].clone(), child["parent"]["key"].clone()),
         (json!("ENG-2"), json!("ENG-1"))
     );
-    refused(
-        &post(json!({"title": "g", "parent_task": "ENG-2"})).await,
-        400,
-        "subtask_depth_exceeded",
-    );
-    refused(
-        &post(json!({"title": "g", "parent_task": "ENG-1", "board": "OPS"})).await,
-        400,
-        "subtask_cross_board",
-    );
+    post(json!({"title": "g", "parent_task": "ENG-2"}))
+        .await
+        .assert_error(400, "subtask_depth_exceeded");
+    post(json!({"title": "g", "parent_task": "ENG-1", "board": "OPS"}))
+        .await
+        .assert_error(400, "subtask_cross_board");
     let r = plan(&app, "GET", "tasks/ENG-1/children/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)[0]["uuid"], child["uuid"]);
     let r = plan(
@@ -192,18 +165,15 @@ async fn creation_refuses_with_the_documented_codes() {
     assert_eq!(detail["children"]["count"], 1);
     assert_eq!(detail["activity"]["results"][0]["type"], "created");
     assert!(detail.get("comments").is_none());
-    refused(
-        &plan(
-            &app,
-            "GET",
-            "tasks/ENG-1/?include=nope",
-            &o.member_key,
-            None,
-        )
-        .await,
-        400,
-        "invalid_filter_value",
-    );
+    plan(
+        &app,
+        "GET",
+        "tasks/ENG-1/?include=nope",
+        &o.member_key,
+        None,
+    )
+    .await
+    .assert_error(400, "invalid_filter_value");
     let _ = parent;
 }
 
@@ -242,29 +212,22 @@ async fn updates_are_versioned() {
     );
     assert_eq!(r.headers["etag"], "\"2\"");
     let r = patch(json!({"title": "c"}), Some("W/\"1\"")).await;
-    refused(&r, 409, "version_conflict");
+    r.assert_error(409, "version_conflict");
     assert_eq!(r.body["extra"]["current_version"], 2);
-    refused(
-        &patch(json!({"title": "c", "version": 1}), None).await,
-        409,
-        "version_conflict",
-    );
-    refused(
-        &patch(json!({"title": "c", "version": 3}), Some("2")).await,
-        400,
-        "version_precondition_ambiguous",
-    );
+    patch(json!({"title": "c", "version": 1}), None)
+        .await
+        .assert_error(409, "version_conflict");
+    patch(json!({"title": "c", "version": 3}), Some("2"))
+        .await
+        .assert_error(400, "version_precondition_ambiguous");
     let r = patch(json!({"title": "c", "version": 2}), Some("2")).await;
     assert_eq!(ok(&r, 200)["version"], 3);
-    refused(
-        &patch(
-            json!({"milestone": "0192f7a0-0000-7000-8000-000000000000"}),
-            None,
-        )
-        .await,
-        400,
-        "milestone_not_on_project",
-    );
+    patch(
+        json!({"milestone": "0192f7a0-0000-7000-8000-000000000000"}),
+        None,
+    )
+    .await
+    .assert_error(400, "milestone_not_on_project");
     assert_eq!(
         ok(&patch(json!({"milestone": null}), None).await, 200)["milestone"],
         json!(null)
@@ -278,11 +241,9 @@ async fn updates_are_versioned() {
     )
     .await;
     assert_eq!(ok(&r, 200)["is_archived"], true);
-    refused(
-        &patch(json!({"title": "d"}), None).await,
-        403,
-        "task_archived",
-    );
+    patch(json!({"title": "d"}), None)
+        .await
+        .assert_error(403, "task_archived");
 }
 
 #[actix_web::test]
@@ -312,7 +273,7 @@ async fn moves_rank_and_complete() {
         .collect();
     assert_eq!(keys, [json!("ENG-3"), json!("ENG-1"), json!("ENG-2")]);
     let r = mv("ENG-1", json!({"state": todo, "after": "OPS-1"})).await;
-    refused(&r, 409, "rank_neighbor_missing");
+    r.assert_error(409, "rank_neighbor_missing");
     assert_eq!(
         (
             r.body["extra"]["head"].clone(),
@@ -327,11 +288,9 @@ async fn moves_rank_and_complete() {
     let r = mv("ENG-1", json!({"state": todo})).await;
     assert_eq!(ok(&r, 200)["completed_at"], json!(null));
     let ops_todo = column(&app, &o, "OPS", "todo").await;
-    refused(
-        &mv("ENG-1", json!({"state": ops_todo})).await,
-        400,
-        "state_not_on_board",
-    );
+    mv("ENG-1", json!({"state": ops_todo}))
+        .await
+        .assert_error(400, "state_not_on_board");
     // to another board: a new key, the old one names nothing
     let r = plan(
         &app,
@@ -341,7 +300,7 @@ async fn moves_rank_and_complete() {
         Some(json!({"board": "OPS", "state": todo})),
     )
     .await;
-    refused(&r, 400, "move_board_state_invalid");
+    r.assert_error(400, "move_board_state_invalid");
     let r = plan(
         &app,
         "POST",
@@ -351,11 +310,9 @@ async fn moves_rank_and_complete() {
     )
     .await;
     assert_eq!(ok(&r, 200)["key"], "OPS-1");
-    refused(
-        &plan(&app, "GET", "tasks/ENG-2/", &o.member_key, None).await,
-        404,
-        "not_found",
-    );
+    plan(&app, "GET", "tasks/ENG-2/", &o.member_key, None)
+        .await
+        .assert_error(404, "not_found");
     let r = plan(&app, "GET", "tasks/OPS-1/events/", &o.member_key, None).await;
     let kinds: Vec<Value> = ok(&r, 200)
         .as_array()
@@ -403,18 +360,15 @@ async fn archive_previews_then_archives_and_restores() {
     );
     let r = plan(&app, "GET", "tasks/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["count"], 0, "archived tasks leave lists");
-    refused(
-        &plan(
-            &app,
-            "POST",
-            "tasks/ENG-1/duplicate/",
-            &o.member_key,
-            Some(json!({})),
-        )
-        .await,
-        403,
-        "task_archived",
-    );
+    plan(
+        &app,
+        "POST",
+        "tasks/ENG-1/duplicate/",
+        &o.member_key,
+        Some(json!({})),
+    )
+    .await
+    .assert_error(403, "task_archived");
     let r = plan(&app, "POST", "tasks/ENG-1/restore/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["is_archived"], false);
     let r = plan(
@@ -444,18 +398,15 @@ async fn archive_previews_then_archives_and_restores() {
         ),
         (json!("ENG-2"), json!("a"), json!(1), json!(""))
     );
-    refused(
-        &plan(
-            &app,
-            "POST",
-            "tasks/ENG-1/duplicate/",
-            &o.member_key,
-            Some(json!({"include": ["nope"]})),
-        )
-        .await,
-        400,
-        "invalid_filter_value",
-    );
+    plan(
+        &app,
+        "POST",
+        "tasks/ENG-1/duplicate/",
+        &o.member_key,
+        Some(json!({"include": ["nope"]})),
+    )
+    .await
+    .assert_error(400, "invalid_filter_value");
 }
 
 #[actix_web::test]
@@ -496,21 +447,25 @@ async fn the_task_list_is_strict() {
     assert_eq!(titles(&list("?owner=unowned").await), [json!("free")]);
     assert_eq!(titles(&list("?has_dates=true").await), [json!("mine")]);
     let r = list("?colour=red").await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     assert_eq!(r.body["extra"]["parameter"], "colour");
     let r = list("?sort=title").await;
-    refused(&r, 400, "invalid_sort");
+    r.assert_error(400, "invalid_sort");
     assert!(
         r.body["extra"]["allowed"]
             .as_array()
             .unwrap()
             .contains(&json!("-due_date"))
     );
-    refused(&list("?label=nope").await, 400, "invalid_label_filter");
-    refused(&list("?include=owners").await, 400, "invalid_filter_value");
+    list("?label=nope")
+        .await
+        .assert_error(400, "invalid_label_filter");
+    list("?include=owners")
+        .await
+        .assert_error(400, "invalid_filter_value");
     let many: String = (0..51).map(|_| format!("owner={}&", o.member)).collect();
     let r = list(&format!("?{many}")).await;
-    refused(&r, 400, "too_many_filter_values");
+    r.assert_error(400, "too_many_filter_values");
     assert_eq!(r.body["extra"]["limit"], 50);
     let r = list("?include=labels,subtasks&page_size=1").await;
     let page = ok(&r, 200);
@@ -521,32 +476,25 @@ async fn the_task_list_is_strict() {
     assert!(page["results"][0]["subtasks"].is_array());
     assert!(page["next"].as_str().unwrap().contains("include=labels"));
     let agent = o.agent_key(&app, &["tasks:read"]).await;
-    refused(
-        &plan(&app, "GET", "tasks/?owner=me", &agent, None).await,
-        400,
-        "actor_required",
-    );
+    plan(&app, "GET", "tasks/?owner=me", &agent, None)
+        .await
+        .assert_error(400, "actor_required");
     // search, me/tasks, counts, grouped view
     let r = plan(&app, "GET", "search/?q=MIN", &o.member_key, None).await;
     assert_eq!(titles(&r), [json!("mine")]);
-    refused(
-        &plan(&app, "GET", "search/?q=m", &o.member_key, None).await,
-        400,
-        "search_query_too_short",
-    );
+    plan(&app, "GET", "search/?q=m", &o.member_key, None)
+        .await
+        .assert_error(400, "search_query_too_short");
     let long = "m".repeat(257);
-    refused(
-        &plan(
-            &app,
-            "GET",
-            &format!("search/?q={long}"),
-            &o.member_key,
-            None,
-        )
-        .await,
-        400,
-        "search_query_too_long",
-    );
+    plan(
+        &app,
+        "GET",
+        &format!("search/?q={long}"),
+        &o.member_key,
+        None,
+    )
+    .await
+    .assert_error(400, "search_query_too_long");
     let r = plan(
         &app,
         "GET",
@@ -556,16 +504,12 @@ async fn the_task_list_is_strict() {
     )
     .await;
     assert_eq!(titles(&r), [json!("mine")]);
-    refused(
-        &plan(&app, "GET", "me/tasks/?scope=all", &o.member_key, None).await,
-        400,
-        "invalid_filter_value",
-    );
-    refused(
-        &plan(&app, "GET", "me/tasks/", &agent, None).await,
-        403,
-        "insufficient_scope",
-    );
+    plan(&app, "GET", "me/tasks/?scope=all", &o.member_key, None)
+        .await
+        .assert_error(400, "invalid_filter_value");
+    plan(&app, "GET", "me/tasks/", &agent, None)
+        .await
+        .assert_error(403, "insufficient_scope");
     let r = plan(&app, "GET", "me/tasks/counts/", &o.member_key, None).await;
     assert_eq!(ok(&r, 200)["open"], 1);
     assert_eq!(r.body["overdue"], 0);
@@ -587,30 +531,24 @@ async fn the_task_list_is_strict() {
         (json!(2), json!("owner"), json!("ENG"))
     );
     assert_eq!(g["groups"].as_array().unwrap().len(), 2);
-    refused(
-        &plan(
-            &app,
-            "GET",
-            "tasks/board/?group_by=mood",
-            &o.member_key,
-            None,
-        )
-        .await,
-        400,
-        "invalid_filter_value",
-    );
-    refused(
-        &plan(
-            &app,
-            "GET",
-            "tasks/board/?tasks_per_group=51",
-            &o.member_key,
-            None,
-        )
-        .await,
-        400,
-        "invalid_filter_value",
-    );
+    plan(
+        &app,
+        "GET",
+        "tasks/board/?group_by=mood",
+        &o.member_key,
+        None,
+    )
+    .await
+    .assert_error(400, "invalid_filter_value");
+    plan(
+        &app,
+        "GET",
+        "tasks/board/?tasks_per_group=51",
+        &o.member_key,
+        None,
+    )
+    .await
+    .assert_error(400, "invalid_filter_value");
 }
 
 #[actix_web::test]
@@ -677,20 +615,17 @@ async fn snapshot_and_delta() {
     .await;
     assert_eq!(ok(&r, 200)["archived"][0]["key"], "ENG-1");
     let r = plan(&app, "GET", "boards/ENG/delta/", &o.member_key, None).await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     assert_eq!(r.body["extra"]["parameter"], "updated_since");
-    refused(
-        &plan(
-            &app,
-            "GET",
-            "boards/ENG/delta/?updated_since=yesterday",
-            &o.member_key,
-            None,
-        )
-        .await,
-        400,
-        "invalid_filter_value",
-    );
+    plan(
+        &app,
+        "GET",
+        "boards/ENG/delta/?updated_since=yesterday",
+        &o.member_key,
+        None,
+    )
+    .await
+    .assert_error(400, "invalid_filter_value");
     let r = plan(
         &app,
         "GET",
@@ -699,14 +634,12 @@ async fn snapshot_and_delta() {
         None,
     )
     .await;
-    refused(&r, 400, "delta_window_expired");
+    r.assert_error(400, "delta_window_expired");
     assert_eq!(r.body["extra"]["max_window_days"], 7);
     let other = PlanOrg::on_plan(&app, "business", true).await;
-    refused(
-        &plan(&app, "GET", "boards/ENG/board/", &other.member_key, None).await,
-        404,
-        "not_found",
-    );
+    plan(&app, "GET", "boards/ENG/board/", &other.member_key, None)
+        .await
+        .assert_error(404, "not_found");
 }
 
 #[actix_web::test]
@@ -1068,15 +1001,13 @@ async fn the_grouped_view_lanes_filters_and_pages_its_cells() {
         ("search=x", "search_query_too_short", "search"),
     ] {
         let r = grouped(q).await;
-        refused(&r, 400, code);
+        r.assert_error(400, code);
         assert_eq!(r.body["extra"]["parameter"], parameter, "{q}");
     }
     let unknown = uuid::Uuid::now_v7();
-    refused(
-        &grouped(&format!("project={unknown}")).await,
-        404,
-        "not_found",
-    );
+    grouped(&format!("project={unknown}"))
+        .await
+        .assert_error(404, "not_found");
 }
 
 /// The strict list takes repeated and comma-separated filters and the parameters other parts
@@ -1105,7 +1036,7 @@ async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
     let r = get("tasks/?page=1&page_size=1&limit=1&offset=0&dry_run=true".into()).await;
     assert_eq!(count(&r), 2);
     let r = get("tasks/?owner=me&colour=".into()).await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     assert_eq!(
         (
             r.body["detail"].clone(),
@@ -1117,12 +1048,12 @@ async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
     let r = get("tasks/?sort=title&colour=red".into()).await;
     assert_eq!(r.body["extra"]["parameter"], "colour", "{}", r.text);
     let r = get("tasks/?owner=me&owner=someone".into()).await;
-    refused(&r, 400, "invalid_filter_value");
+    r.assert_error(400, "invalid_filter_value");
     assert_eq!(r.body["extra"]["parameter"], "owner");
     let labels: Vec<String> = (0..51).map(|_| uuid::Uuid::now_v7().to_string()).collect();
     // The spec's label filter code covers "more than 50" too.
     let r = get(format!("tasks/?label={}", labels.join(","))).await;
-    refused(&r, 400, "invalid_label_filter");
+    r.assert_error(400, "invalid_label_filter");
     assert_eq!(
         (
             r.body["extra"]["parameter"].clone(),
@@ -1145,11 +1076,9 @@ async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
     );
     // No query, or a blank one, is too short.
     for q in ["", "?q=", "?q=%20%20"] {
-        refused(
-            &get(format!("search/{q}")).await,
-            400,
-            "search_query_too_short",
-        );
+        get(format!("search/{q}"))
+            .await
+            .assert_error(400, "search_query_too_short");
     }
     let r = get("tasks/ENG-1/?include=comment_count&include=children".into()).await;
     let detail = ok(&r, 200);
@@ -1167,7 +1096,7 @@ async fn task_queries_take_repeated_values_and_name_what_they_refuse() {
         (400, json!("include"))
     );
     let r = get("tasks/ENG-1/children/?sort=title".into()).await;
-    refused(&r, 400, "invalid_sort");
+    r.assert_error(400, "invalid_sort");
     let r = get("tasks/ENG-1/activity/?updated_since=yesterday".into()).await;
     assert_eq!(
         (r.status, r.body["extra"]["parameter"].clone()),
