@@ -62,6 +62,8 @@ pub struct Settings {
     pub key_cache_ttl: Duration,
     /// How long a check-in may be served from memory (0 disables the cache).
     pub checkin_cache_ttl: Duration,
+    /// How long a Plan board and its columns may be served from memory (0 disables the cache).
+    pub plan_board_cache_ttl: Duration,
     pub app_url: String,
     pub base_url: String,
     pub log_format: LogFormat,
@@ -128,6 +130,7 @@ const KNOWN: &[&str] = &[
     "TEAMCOMM_DIRECTORY_CACHE_TTL_SECS",
     "TEAMCOMM_KEY_CACHE_TTL_SECS",
     "TEAMCOMM_CHECKIN_CACHE_TTL_SECS",
+    "TEAMCOMM_PLAN_BOARD_CACHE_TTL_SECS",
     "TEAMCOMM_WORKER_TICK_MS",
     "TEAMCOMM_WORKER_LEASE_SECS",
     "TEAMCOMM_WORKER_CONCURRENCY",
@@ -453,6 +456,7 @@ impl Settings {
             directory_cache_ttl: secs("TEAMCOMM_DIRECTORY_CACHE_TTL_SECS", 5, 0, 300)?,
             key_cache_ttl: secs("TEAMCOMM_KEY_CACHE_TTL_SECS", 5, 0, 300)?,
             checkin_cache_ttl: secs("TEAMCOMM_CHECKIN_CACHE_TTL_SECS", 5, 0, 300)?,
+            plan_board_cache_ttl: secs("TEAMCOMM_PLAN_BOARD_CACHE_TTL_SECS", 5, 0, 300)?,
             app_url,
             base_url,
             log_format,

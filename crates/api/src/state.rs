@@ -8,7 +8,7 @@ use teamcomm_agents::{
     AgentHookWorker, AgentPorts, AgentService, AgentSettings, HookPorts, HookRunSummary,
 };
 use teamcomm_cache::{
-    CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, WriteEpoch,
+    CheckinCache, KeyCredentialCache, OrgSnapshotCache, PeoplePageCache, PlanBoardCache, WriteEpoch,
 };
 use teamcomm_checkin_engine::{Engine, EnginePorts, TickSummary};
 use teamcomm_forms::TemplateService;
@@ -396,7 +396,12 @@ impl AppState {
             ),
             plan: teamcomm_plan::Plan::new(teamcomm_plan::PlanPorts {
                 projects: Arc::new(teamcomm_store_pg::PgProjects::new(db.clone())),
-                boards: Arc::new(teamcomm_store_pg::PgBoards::new(db.clone())),
+                // Boards and their columns, which every task request resolves, under their
+                // cache; task writes check both again in PostgreSQL (`PlanBoardCache`).
+                boards: Arc::new(PlanBoardCache::new(
+                    Arc::new(teamcomm_store_pg::PgBoards::new(db.clone())),
+                    settings.plan_board_cache_ttl,
+                )),
                 tasks: Arc::new(teamcomm_store_pg::PgTasks::new(db.clone())),
                 social: Arc::new(teamcomm_store_pg::PgTaskSocial::new(db.clone())),
                 idempotency: Arc::new(teamcomm_store_pg::PgIdempotency::new(db.clone())),

@@ -8,6 +8,10 @@
 //! `KeyCredentialCache` wraps the `KeyRepository` port: the API-key authentication read, kept
 //! until a key or people write this process makes (a shared [`WriteEpoch`]) or the TTL ends.
 //!
+//! `PlanBoardCache` wraps the Plan area's `BoardRepository` port: boards (by uuid or key) and
+//! their columns, which every task request resolves, kept until a board or column write of
+//! this process or the TTL ends; the task writes check the board and column in PostgreSQL.
+//!
 //! The other two wrap the `OrgRepository` port and are themselves an `OrgRepository`; the composition root
 //! stacks them (`OrgSnapshotCache` over `PeoplePageCache` over the Postgres adapter) and hands
 //! the outer one to everything that reads or writes organizations and people. A write made
@@ -18,8 +22,10 @@ mod credentials;
 mod generations;
 mod org_snapshots;
 mod people_pages;
+mod plan_boards;
 
 pub use checkins::CheckinCache;
 pub use credentials::{KeyCredentialCache, WriteEpoch};
 pub use org_snapshots::OrgSnapshotCache;
 pub use people_pages::PeoplePageCache;
+pub use plan_boards::PlanBoardCache;

@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use crate::access::default_column;
 use crate::ports::{
-    COLUMN_FULL, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
-    TaskEvent, TaskFilter, TaskSort, TaskSortKey,
+    COLUMN_FULL, COLUMN_GONE, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter,
+    SUBTASK_ONE_LEVEL, TaskEvent, TaskFilter, TaskSort, TaskSortKey,
 };
 use crate::{
     Board, BoardId, BoardRef, Plan, PlanActor, Preview, Restore, State, StateId, Task, TaskId,
@@ -155,6 +155,17 @@ fn nested_by_a_race() -> Error {
     subtask_depth_exceeded(
         "Sub-tasks nest one level only: the parent is now a sub-task, or this task now has sub-tasks.",
     )
+}
+
+/// What a task write answers when the store refuses a rule it checks again inside the write,
+/// because a concurrent write (or a board read from a cache) made the service's check stale.
+fn refused_write(e: RepoError) -> Error {
+    match e {
+        RepoError::Conflict { constraint } if constraint == SUBTASK_ONE_LEVEL => nested_by_a_race(),
+        RepoError::Conflict { constraint } if constraint == COLUMN_FULL => column_too_large(),
+        RepoError::Conflict { constraint } if constraint == COLUMN_GONE => state_not_on_board(),
+        e => e.into(),
+    }
 }
 
 /// A parent for sub-tasks: live, and not a sub-task itself (sub-tasks nest one level only).
@@ -567,13 +578,7 @@ impl Plan {
                     "No task key could be allocated; retry with the same Idempotency-Key.",
                 ))
             }
-            Err(RepoError::Conflict { constraint }) if constraint == SUBTASK_ONE_LEVEL => {
-                Err(nested_by_a_race())
-            }
-            Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL => {
-                Err(column_too_large())
-            }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(refused_write(e)),
         }
     }
 
@@ -586,10 +591,7 @@ impl Plan {
                 let current = self.ports.tasks.get_task(task.org_id, task.id).await?;
                 Err(version_conflict(current.version))
             }
-            Err(RepoError::Conflict { constraint }) if constraint == SUBTASK_ONE_LEVEL => {
-                Err(nested_by_a_race())
-            }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(refused_write(e)),
         }
     }
 
@@ -895,7 +897,7 @@ impl Plan {
                 let current = self.ports.tasks.get_task(task.org_id, task.id).await?;
                 Err(version_conflict(current.version))
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(refused_write(e)),
         }
     }
 

@@ -19,6 +19,7 @@ pub(crate) fn db_error(e: DieselError) -> RepoError {
                 [
                     teamcomm_plan::ports::SUBTASK_ONE_LEVEL,
                     teamcomm_plan::ports::COLUMN_FULL,
+                    teamcomm_plan::ports::COLUMN_GONE,
                 ]
                 .contains(&c)
             }) =>

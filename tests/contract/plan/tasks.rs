@@ -9,8 +9,8 @@ use serde_json::json;
 use teamcomm_kernel::{OrgId, PageRequest, RepoError};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::ports::{
-    COLUMN_FULL, EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL, TaskFilter,
-    TaskRepository, TaskSort, TaskSortKey,
+    COLUMN_FULL, COLUMN_GONE, EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
+    TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
@@ -30,6 +30,7 @@ contract!(
     subtasks_are_found_archived_ones_too,
     the_store_nests_subtasks_one_level_even_under_races,
     a_full_column_refuses_creates_even_under_races,
+    a_live_task_is_stored_only_in_a_live_column_of_a_live_board,
     a_page_comes_with_the_columns_of_its_tasks,
     counts_follow_every_write,
     the_delta_window_sees_every_write_once,
@@ -760,6 +761,102 @@ async fn a_full_column_refuses_creates_even_under_races(p: Ports) {
     assert!(matches!(
         repo.create_task(&limited(&todo, "one more"), &event("created")).await,
         Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL
+    ));
+}
+
+/// The store checks the board and column a task write names, whatever the service read (its
+/// board cache, or columns read before a concurrent archive): a live task goes only into a
+/// live column of its own live board (`COLUMN_GONE`), and an archived board numbers nothing.
+async fn a_live_task_is_stored_only_in_a_live_column_of_a_live_board(p: Ports) {
+    let org = p.org("Column live").await;
+    let (b, mut states) = board(&p, org.id, "LIV").await;
+    let (other, other_states) = board(&p, org.id, "OTH").await;
+    let repo = &p.plan.tasks;
+    let gone = |r: Result<Task, RepoError>| {
+        assert!(
+            matches!(&r, Err(RepoError::Conflict { constraint }) if constraint == COLUMN_GONE),
+            "{r:?}"
+        );
+    };
+    let todo = state(&states, StateCategory::Todo).clone();
+    let backlog = state(&states, StateCategory::Backlog).clone();
+    let elsewhere = state(&other_states, StateCategory::Todo).clone();
+    // Another board's column.
+    gone(
+        repo.create_task(&new_task(org.id, &b, &elsewhere, "x"), &event("created"))
+            .await,
+    );
+    let t = repo
+        .create_task(&new_task(org.id, &b, &todo, "kept"), &event("created"))
+        .await
+        .unwrap();
+    let shelved = repo
+        .create_task(
+            &new_task(org.id, &b, &backlog, "shelved"),
+            &event("created"),
+        )
+        .await
+        .unwrap();
+    let shelved = Task {
+        is_archived: true,
+        archived_at: Some(T0),
+        ..shelved
+    };
+    let shelved = repo.save_task(&shelved, &event("archived")).await.unwrap();
+    // An archived column: refused on create, on a move into it, and on a restore into it.
+    for s in states.iter_mut().filter(|s| s.id == backlog.id) {
+        s.is_archived = true;
+    }
+    p.plan.boards.put_states(org.id, &states).await.unwrap();
+    gone(
+        repo.create_task(&new_task(org.id, &b, &backlog, "y"), &event("created"))
+            .await,
+    );
+    let moved = Task {
+        state_id: backlog.id,
+        ..t.clone()
+    };
+    gone(repo.save_task(&moved, &event("moved")).await);
+    let restored = Task {
+        is_archived: false,
+        archived_at: None,
+        ..shelved
+    };
+    gone(repo.save_task(&restored, &event("restored")).await);
+    // Moved to another board, into a column of the board it leaves.
+    let onto = Task {
+        board_id: other.id,
+        ..t.clone()
+    };
+    gone(repo.save_task_on_board(&onto, &event("moved")).await);
+    // Nothing of that was stored: the task as it was, numbered 1; the next takes 3.
+    let stored = repo.get_task(org.id, t.id).await.unwrap();
+    assert_eq!(
+        (stored.state_id, stored.version, stored.board_id),
+        (todo.id, t.version, b.id)
+    );
+    let next = repo
+        .create_task(&new_task(org.id, &b, &todo, "next"), &event("created"))
+        .await
+        .unwrap();
+    assert_eq!(next.number, 3);
+    // An archived task may stay in an archived column; a live one on an archived board's
+    // create is not found, and takes no number.
+    let archived = Task {
+        is_archived: true,
+        archived_at: Some(T0),
+        ..stored
+    };
+    repo.save_task(&archived, &event("archived")).await.unwrap();
+    p.plan
+        .boards
+        .archive_board(org.id, b.id, &Executor::default(), T0)
+        .await
+        .unwrap();
+    assert!(matches!(
+        repo.create_task(&new_task(org.id, &b, &todo, "late"), &event("created"))
+            .await,
+        Err(RepoError::NotFound)
     ));
 }
 

@@ -147,6 +147,11 @@ pub const SUBTASK_ONE_LEVEL: &str = "plan_tasks_one_level";
 /// cannot overfill a column, and the refused create takes no number.
 pub const COLUMN_FULL: &str = "plan_column_full";
 
+/// The conflict a task write answers when it would leave a live task outside a live column of
+/// its board (the column was archived, or the board changed, since the service read them):
+/// checked by the store when the task is written, so that a stale read never stores one.
+pub const COLUMN_GONE: &str = "plan_task_column_live";
+
 #[async_trait]
 pub trait TaskRepository: Send + Sync + 'static {
     /// Inserts the task with the board's next number (taken under the board row's lock in the

@@ -122,17 +122,7 @@ impl World {
             org_ports.people.clone(),
         ));
         let mem = InMemoryPlan::new(org_ports.people.clone());
-        let plan = crate::Plan::new(crate::PlanPorts {
-            projects: Arc::new(mem.clone()),
-            boards: Arc::new(mem.clone()),
-            tasks: Arc::new(mem.clone()),
-            social: Arc::new(mem.clone()),
-            idempotency: Arc::new(mem.clone()),
-            people: org_ports.people.clone(),
-            teams: org_ports.teams.clone(),
-            labels: labels.clone(),
-            clock: clock.clone(),
-        });
+        let plan = plan_over(&mem, &org_ports, &labels, &clock, Arc::new(mem.clone()));
         let actor = |user| crate::PlanActor {
             org: org.clone(),
             person: Some(user),
@@ -149,6 +139,18 @@ impl World {
             clock,
             org,
         }
+    }
+
+    /// Another `Plan` service over this world's store whose boards port is `boards` (a
+    /// decorator of [`Self::mem`], say).
+    pub fn plan_with_boards(&self, boards: Arc<dyn crate::ports::BoardRepository>) -> crate::Plan {
+        plan_over(
+            &self.mem,
+            &self.org_ports,
+            &self.labels,
+            &self.clock,
+            boards,
+        )
     }
 
     /// Another person of the organization acting as themselves.
@@ -210,4 +212,25 @@ impl World {
             agent_name: None,
         }
     }
+}
+
+/// A `Plan` service over the in-memory store, with `boards` as its boards port.
+fn plan_over(
+    mem: &InMemoryPlan,
+    org_ports: &teamcomm_org::testing::InMemoryOrgPorts,
+    labels: &Arc<teamcomm_labels::testing::InMemoryLabelRepository>,
+    clock: &Arc<teamcomm_org::testing::FixedClock>,
+    boards: Arc<dyn crate::ports::BoardRepository>,
+) -> crate::Plan {
+    crate::Plan::new(crate::PlanPorts {
+        projects: Arc::new(mem.clone()),
+        boards,
+        tasks: Arc::new(mem.clone()),
+        social: Arc::new(mem.clone()),
+        idempotency: Arc::new(mem.clone()),
+        people: org_ports.people.clone(),
+        teams: org_ports.teams.clone(),
+        labels: labels.clone(),
+        clock: clock.clone(),
+    })
 }

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use super::{InMemoryPlan, PlanState};
 use crate::ports::{
-    COLUMN_FULL, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
-    TaskEvent, TaskFilter, TaskRepository, TaskSort, TaskSortKey,
+    COLUMN_FULL, COLUMN_GONE, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter,
+    SUBTASK_ONE_LEVEL, TaskEvent, TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use crate::tasks::RANK_STEP;
 use crate::{BoardId, State, StateId, Task, TaskId};
@@ -71,6 +71,21 @@ impl PlanState {
             });
         }
         Ok(())
+    }
+
+    /// The store's own check that a live task is in a live column of its board (Postgres:
+    /// `plan_task_column_live`).
+    fn check_column_live(&self, board: BoardId, state: StateId) -> Result<(), RepoError> {
+        let states = &self.boards.states;
+        if states
+            .iter()
+            .any(|s| s.id == state && s.board_id == board && !s.is_archived)
+        {
+            return Ok(());
+        }
+        Err(RepoError::Conflict {
+            constraint: COLUMN_GONE.into(),
+        })
     }
 
     fn take_number(&mut self, board: BoardId) -> i64 {
@@ -216,6 +231,16 @@ impl TaskRepository for InMemoryPlan {
         let now = self.now();
         let mut st = self.lock();
         let board_key = st.board_key(new.org_id, new.board_id)?;
+        // As the numbering statement: only a live board numbers tasks.
+        if st
+            .boards
+            .boards
+            .iter()
+            .any(|b| b.id == new.board_id && b.is_archived)
+        {
+            return Err(RepoError::NotFound);
+        }
+        st.check_column_live(new.board_id, new.state_id)?;
         if let Some(parent) = new.parent_id {
             st.check_one_level(new.id, parent)?;
         }
@@ -304,6 +329,9 @@ impl TaskRepository for InMemoryPlan {
         if let Some(parent) = task.parent_id.filter(|p| stored.parent_id != Some(*p)) {
             st.check_one_level(task.id, parent)?;
         }
+        if !task.is_archived && (stored.state_id != task.state_id || stored.is_archived) {
+            st.check_column_live(task.board_id, task.state_id)?;
+        }
         let stored = st
             .tasks
             .tasks
@@ -341,6 +369,9 @@ impl TaskRepository for InMemoryPlan {
             return Err(RepoError::Conflict {
                 constraint: "version".into(),
             });
+        }
+        if !task.is_archived {
+            st.check_column_live(task.board_id, task.state_id)?;
         }
         let number = st.take_number(task.board_id);
         let rank = st.end_of_column(task.state_id, task.id);

@@ -627,8 +627,9 @@ async fn missed(conn: &mut AsyncPgConnection, task: &Task) -> RepoError {
 impl TaskRepository for PgTasks {
     async fn create_task(&self, new: &NewTask, event: &NewTaskEvent) -> Result<Task, RepoError> {
         let mut conn = self.db.conn().await?;
-        // One statement (its own transaction): the board row's lock and its next number
-        // (`taken`: KEY-n without gaps or duplicates, held until the statement commits), the
+        // One statement (its own transaction): the live board row's lock and its next number
+        // (`taken`: KEY-n without gaps or duplicates, held until the statement commits; an
+        // archived board takes none, and the create is `NotFound`), the
         // column's room, the rank after its last task and the clock read once that lock is
         // held (`placed`: `plan_column_place` sees the creates that held the lock before, so
         // racing creates cannot overfill the column, and refuses the create, number and all,
@@ -643,7 +644,7 @@ impl TaskRepository for PgTasks {
         .push(" AND organization_id = ")
         .bind::<SqlUuid, _>(new.org_id.0) // $2
         .push(
-            " RETURNING next_task_number - 1 AS number, key), \
+            " AND NOT is_archived RETURNING next_task_number - 1 AS number, key), \
              placed AS MATERIALIZED (SELECT number, key, plan_column_place($1, ",
         )
         .bind::<SqlUuid, _>(new.state_id.0) // $3
