@@ -311,7 +311,7 @@ mod tests {
         let (cached, uncached) = (cost(&plan).await, cost(&w.plan).await);
         // The board (by key) and its columns: two reads fewer per create.
         assert_eq!(uncached - cached, 2 * 5);
-        let (page, _) = plan
+        let page = plan
             .list_tasks(
                 &w.member,
                 &Default::default(),

@@ -1181,27 +1181,26 @@ impl Plan {
         Ok((filter, sort))
     }
 
-    /// `GET tasks/` (and the lists built on it): live tasks of the boards the caller sees, with
-    /// the columns they are in, read with the page (what its answer names their `state` from:
-    /// [`Self::task_context_knowing`]).
+    /// `GET tasks/` (and the lists built on it): live tasks of the boards the caller sees.
+    /// Their answers name each task's column from its board's columns
+    /// ([`Self::task_context_knowing`]), which the board cache keeps.
     pub async fn list_tasks(
         &self,
         actor: &PlanActor,
         query: &TaskQuery,
         page: PageRequest,
-    ) -> Result<(Page<Task>, Vec<State>), Error> {
+    ) -> Result<Page<Task>, Error> {
         let (filter, sort) = self.task_filter(actor, query).await?;
         if filter.boards.is_empty() {
-            let empty = Page {
+            return Ok(Page {
                 count: 0,
                 results: Vec::new(),
-            };
-            return Ok((empty, Vec::new()));
+            });
         }
         Ok(self
             .ports
             .tasks
-            .list_tasks_with_columns(actor.org_id(), &filter, sort, page)
+            .list_tasks(actor.org_id(), &filter, sort, page)
             .await?)
     }
 
@@ -1212,7 +1211,7 @@ impl Plan {
         actor: &PlanActor,
         q: &str,
         page: PageRequest,
-    ) -> Result<(Page<Task>, Vec<State>), Error> {
+    ) -> Result<Page<Task>, Error> {
         let q = q.trim();
         let n = q.chars().count();
         if n < 2 {

@@ -31,7 +31,6 @@ contract!(
     the_store_nests_subtasks_one_level_even_under_races,
     a_full_column_refuses_creates_even_under_races,
     a_live_task_is_stored_only_in_a_live_column_of_a_live_board,
-    a_page_comes_with_the_columns_of_its_tasks,
     counts_follow_every_write,
     the_delta_window_sees_every_write_once,
 );
@@ -858,61 +857,6 @@ async fn a_live_task_is_stored_only_in_a_live_column_of_a_live_board(p: Ports) {
             .await,
         Err(RepoError::NotFound)
     ));
-}
-
-/// A page read with its columns is the page `list_tasks` reads, with each column its tasks
-/// are in, once, as the board's columns port answers it.
-async fn a_page_comes_with_the_columns_of_its_tasks(p: Ports) {
-    let org = p.org("Columned").await;
-    let (b, states) = board(&p, org.id, "COL").await;
-    let todo = state(&states, StateCategory::Todo);
-    let done = state(&states, StateCategory::Done);
-    let repo = p.plan.tasks.clone();
-    for (title, column) in [("a", todo), ("b", done), ("c", todo)] {
-        repo.create_task(&new_task(org.id, &b, column, title), &event("created"))
-            .await
-            .unwrap();
-    }
-    let filter = TaskFilter {
-        boards: vec![b.id],
-        ..TaskFilter::default()
-    };
-    let page = PageRequest::all();
-    let plain = repo
-        .list_tasks(org.id, &filter, TaskSort::default(), page)
-        .await
-        .unwrap();
-    let (listed, mut columns) = repo
-        .list_tasks_with_columns(org.id, &filter, TaskSort::default(), page)
-        .await
-        .unwrap();
-    assert_eq!((listed.count, &listed.results), (3, &plain.results));
-    columns.sort_by_key(|s| s.position);
-    let stored: Vec<State> = p
-        .plan
-        .boards
-        .board_states(org.id, b.id)
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|s| s.id == todo.id || s.id == done.id)
-        .collect();
-    assert_eq!(columns, stored);
-    // Nothing listed, no columns.
-    let (empty, none) = repo
-        .list_tasks_with_columns(
-            org.id,
-            &TaskFilter {
-                boards: vec![b.id],
-                search: Some("nothing like it".into()),
-                ..TaskFilter::default()
-            },
-            TaskSort::default(),
-            page,
-        )
-        .await
-        .unwrap();
-    assert_eq!((empty.count, empty.results.len(), none.len()), (0, 0, 0));
 }
 
 /// Writers change tasks while a poller follows the feed from cursor to cursor: every write

@@ -7,7 +7,7 @@ use time::{Date, OffsetDateTime};
 use uuid::Uuid;
 
 use crate::actor::Executor;
-use crate::{BoardId, State, StateId, Task, TaskId};
+use crate::{BoardId, StateId, Task, TaskId};
 
 /// A task to insert: the repository gives it its number (`KEY-n`), its rank (last of its
 /// column), version 1 and its timestamps.
@@ -188,15 +188,6 @@ pub trait TaskRepository: Send + Sync + 'static {
         sort: TaskSort,
         page: PageRequest,
     ) -> Result<Page<Task>, RepoError>;
-    /// [`Self::list_tasks`], with the columns its tasks are in (each once), read by the page's
-    /// own statement: what a page's answer names their `state` from.
-    async fn list_tasks_with_columns(
-        &self,
-        org: OrgId,
-        filter: &TaskFilter,
-        sort: TaskSort,
-        page: PageRequest,
-    ) -> Result<(Page<Task>, Vec<State>), RepoError>;
     /// The live tasks of a column by rank (id, rank).
     async fn column_ranks(
         &self,

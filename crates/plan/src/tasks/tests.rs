@@ -664,7 +664,6 @@ async fn moves_set_completion_and_rank_between_neighbours() {
             plan.list_tasks(&actor, &q, PageRequest::all())
                 .await
                 .unwrap()
-                .0
                 .results
                 .into_iter()
                 .map(|t| t.title)
@@ -826,8 +825,7 @@ async fn archive_previews_writes_nothing_and_restore_needs_a_live_column() {
         .plan
         .list_tasks(&w.member, &TaskQuery::default(), PageRequest::all())
         .await
-        .unwrap()
-        .0;
+        .unwrap();
     assert_eq!(listed.count, 0);
     let r = w
         .plan
@@ -943,11 +941,7 @@ async fn lists_filter_and_check_their_values() {
     let list = |q: TaskQuery| {
         let plan = w.plan.clone();
         let actor = w.member.clone();
-        async move {
-            plan.list_tasks(&actor, &q, PageRequest::all())
-                .await
-                .map(|(page, _)| page)
-        }
+        async move { plan.list_tasks(&actor, &q, PageRequest::all()).await }
     };
     let titles = |p: Page<Task>| p.results.into_iter().map(|t| t.title).collect::<Vec<_>>();
     assert_eq!(
@@ -1023,15 +1017,13 @@ async fn lists_filter_and_check_their_values() {
         .plan
         .search_tasks(&w.member, "MIN", PageRequest::all())
         .await
-        .unwrap()
-        .0;
+        .unwrap();
     assert_eq!(titles(found), ["mine"]);
     let found = w
         .plan
         .search_tasks(&w.member, "eng-1", PageRequest::all())
         .await
-        .unwrap()
-        .0;
+        .unwrap();
     assert_eq!(found.results[0].id, mine.id);
     for (q, code) in [
         ("m", ErrorCode::SearchQueryTooShort),

@@ -14,7 +14,7 @@ use crate::ports::{
     SUBTASK_ONE_LEVEL, TaskEvent, TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use crate::tasks::RANK_STEP;
-use crate::{BoardId, State, StateId, Task, TaskId};
+use crate::{BoardId, StateId, Task, TaskId};
 
 #[derive(Debug, Default)]
 pub struct TasksMem {
@@ -415,25 +415,6 @@ impl TaskRepository for InMemoryPlan {
             .collect();
         sort_tasks(&mut found, sort);
         Ok(page_of(&found, page))
-    }
-
-    async fn list_tasks_with_columns(
-        &self,
-        org: OrgId,
-        filter: &TaskFilter,
-        sort: TaskSort,
-        page: PageRequest,
-    ) -> Result<(Page<Task>, Vec<State>), RepoError> {
-        let page = self.list_tasks(org, filter, sort, page).await?;
-        let st = self.lock();
-        let columns = st
-            .boards
-            .states
-            .iter()
-            .filter(|s| page.results.iter().any(|t| t.state_id == s.id))
-            .cloned()
-            .collect();
-        Ok((page, columns))
     }
 
     async fn column_ranks(

@@ -257,11 +257,10 @@ async fn task_page<F>(
     q: &ListQuery<F>,
     org: OrgId,
     page: Page<Task>,
-    columns: Vec<teamcomm_plan::State>,
     include: &[ListEmbed],
 ) -> ApiResult<ListEnvelope<TaskView>> {
     let tasks = &page.results;
-    let mut views = task_views_knowing(state, org, tasks, columns).await?;
+    let mut views = task_views(state, org, tasks).await?;
     if include.contains(&ListEmbed::Subtasks) {
         let mut of = state.plan.subtasks_of_tasks(tasks).await?;
         let children: Vec<Vec<Task>> = tasks
@@ -873,12 +872,12 @@ pub async fn list_tasks(
     caller: PlanCaller,
     q: ListQuery<TaskListParams>,
 ) -> ApiResult<HttpResponse> {
-    let (page, columns) = state
+    let page = state
         .plan
         .list_tasks(&caller.0, &q.filters.query(), q.paging.request())
         .await?;
     let org = caller.0.org_id();
-    let body = task_page(&state, &q, org, page, columns, &q.filters.include).await?;
+    let body = task_page(&state, &q, org, page, &q.filters.include).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1082,7 +1081,7 @@ pub async fn search(
     caller: PlanCaller,
     q: ListQuery<SearchParams>,
 ) -> ApiResult<HttpResponse> {
-    let (page, columns) = state
+    let page = state
         .plan
         .search_tasks(
             &caller.0,
@@ -1090,7 +1089,7 @@ pub async fn search(
             q.paging.request(),
         )
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1122,11 +1121,11 @@ pub async fn my_tasks(
         sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
-    let (page, columns) = state
+    let page = state
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 
@@ -1193,11 +1192,11 @@ pub async fn board_tasks(
         sort: SortParam::of(&q.filters.sort),
         ..TaskQuery::default()
     };
-    let (page, columns) = state
+    let page = state
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, columns, &[]).await?;
+    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
     Ok(HttpResponse::Ok().json(body))
 }
 

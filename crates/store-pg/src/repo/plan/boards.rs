@@ -80,19 +80,19 @@ impl TryFrom<BoardRow> for Board {
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = plan_states, check_for_backend(diesel::pg::Pg))]
 #[diesel(treat_none_as_null = true)]
-pub(super) struct StateRow {
-    pub(super) id: Uuid,
-    pub(super) organization_id: Uuid,
-    pub(super) board_id: Uuid,
-    pub(super) name: String,
-    pub(super) category: String,
-    pub(super) position: i32,
-    pub(super) color: Option<String>,
-    pub(super) is_default: bool,
-    pub(super) is_archived: bool,
-    pub(super) archived_at: Option<OffsetDateTime>,
-    pub(super) created_at: OffsetDateTime,
-    pub(super) updated_at: OffsetDateTime,
+struct StateRow {
+    id: Uuid,
+    organization_id: Uuid,
+    board_id: Uuid,
+    name: String,
+    category: String,
+    position: i32,
+    color: Option<String>,
+    is_default: bool,
+    is_archived: bool,
+    archived_at: Option<OffsetDateTime>,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
 }
 
 impl TryFrom<StateRow> for State {

@@ -20,12 +20,11 @@ use teamcomm_plan::ports::{
     TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::tasks::RANK_STEP;
-use teamcomm_plan::{BoardId, State, StateId, Task, TaskId};
+use teamcomm_plan::{BoardId, StateId, Task, TaskId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::super::paging::{count_from, like_pattern, limits};
-use super::boards::StateRow;
 use crate::Database;
 use crate::error::db_error;
 
@@ -294,73 +293,6 @@ struct ListedRow {
     task: TaskRow,
     #[diesel(sql_type = Nullable<BigInt>)]
     total: Option<i64>,
-}
-
-/// The column of a listed task (`c` is `plan_states`), named apart from the task's columns.
-const COLUMN_COLUMNS: &str = "c.id AS column_id, c.organization_id AS column_organization_id, \
-     c.board_id AS column_board_id, c.name AS column_name, c.category AS column_category, \
-     c.position AS column_position, c.color AS column_color, \
-     c.is_default AS column_is_default, c.is_archived AS column_is_archived, \
-     c.archived_at AS column_archived_at, c.created_at AS column_created_at, \
-     c.updated_at AS column_updated_at";
-
-/// [`COLUMN_COLUMNS`]: a column's row under the names a task's row leaves free, read as the
-/// boards' `StateRow` (which says what a column is).
-#[derive(Debug, QueryableByName)]
-struct ColumnRow {
-    #[diesel(sql_type = SqlUuid)]
-    column_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    column_organization_id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    column_board_id: Uuid,
-    #[diesel(sql_type = Text)]
-    column_name: String,
-    #[diesel(sql_type = Text)]
-    column_category: String,
-    #[diesel(sql_type = Int4)]
-    column_position: i32,
-    #[diesel(sql_type = Nullable<Text>)]
-    column_color: Option<String>,
-    #[diesel(sql_type = Bool)]
-    column_is_default: bool,
-    #[diesel(sql_type = Bool)]
-    column_is_archived: bool,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    column_archived_at: Option<OffsetDateTime>,
-    #[diesel(sql_type = Timestamptz)]
-    column_created_at: OffsetDateTime,
-    #[diesel(sql_type = Timestamptz)]
-    column_updated_at: OffsetDateTime,
-}
-
-impl TryFrom<ColumnRow> for State {
-    type Error = RepoError;
-    fn try_from(r: ColumnRow) -> Result<State, RepoError> {
-        State::try_from(StateRow {
-            id: r.column_id,
-            organization_id: r.column_organization_id,
-            board_id: r.column_board_id,
-            name: r.column_name,
-            category: r.column_category,
-            position: r.column_position,
-            color: r.column_color,
-            is_default: r.column_is_default,
-            is_archived: r.column_is_archived,
-            archived_at: r.column_archived_at,
-            created_at: r.column_created_at,
-            updated_at: r.column_updated_at,
-        })
-    }
-}
-
-/// A listed task with its column.
-#[derive(Debug, QueryableByName)]
-struct ColumnedRow {
-    #[diesel(embed)]
-    listed: ListedRow,
-    #[diesel(embed)]
-    column: ColumnRow,
 }
 
 #[derive(Debug, QueryableByName)]
@@ -830,7 +762,7 @@ impl TaskRepository for PgTasks {
         }
         let mut conn = self.db.conn().await?;
         let (limit, offset) = limits(page);
-        let rows: Vec<ListedRow> = page_statement(org, filter, sort, page, false)
+        let rows: Vec<ListedRow> = page_statement(org, filter, sort, page)
             .query
             .load(&mut conn)
             .await
@@ -850,49 +782,6 @@ impl TaskRepository for PgTasks {
             count,
             results: rows.into_iter().map(|r| Task::from(r.task)).collect(),
         })
-    }
-
-    async fn list_tasks_with_columns(
-        &self,
-        org: OrgId,
-        filter: &TaskFilter,
-        sort: TaskSort,
-        page: PageRequest,
-    ) -> Result<(Page<Task>, Vec<State>), RepoError> {
-        if filter.boards.is_empty() {
-            let empty = Page {
-                count: 0,
-                results: Vec::new(),
-            };
-            return Ok((empty, Vec::new()));
-        }
-        let mut conn = self.db.conn().await?;
-        let (limit, offset) = limits(page);
-        let rows: Vec<ColumnedRow> = page_statement(org, filter, sort, page, true)
-            .query
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
-        let first_total = rows.as_slice().first().and_then(|r| r.listed.total);
-        let count = page_count(
-            &mut conn,
-            org,
-            filter,
-            first_total,
-            rows.len(),
-            limit,
-            offset,
-        )
-        .await?;
-        let mut columns: Vec<State> = Vec::new();
-        let mut results = Vec::with_capacity(rows.len());
-        for r in rows {
-            if !columns.iter().any(|c| c.id.0 == r.column.column_id) {
-                columns.push(State::try_from(r.column)?);
-            }
-            results.push(Task::from(r.listed.task));
-        }
-        Ok((Page { count, results }, columns))
     }
 
     async fn column_ranks(
@@ -1092,15 +981,8 @@ impl TaskRepository for PgTasks {
 }
 
 /// The statement of a page of a task list: its tasks with the kept count when the filter's
-/// count is kept ([`kept_count`]; null otherwise), and with each task's column
-/// ([`COLUMN_COLUMNS`]) when `with_columns`.
-fn page_statement(
-    org: OrgId,
-    filter: &TaskFilter,
-    sort: TaskSort,
-    page: PageRequest,
-    with_columns: bool,
-) -> Sql {
+/// count is kept ([`kept_count`]; null otherwise).
+fn page_statement(org: OrgId, filter: &TaskFilter, sort: TaskSort, page: PageRequest) -> Sql {
     let (limit, offset) = limits(page);
     // A kept count comes with the page, in its statement.
     let select = Sql::new(&format!("SELECT {TASK_COLUMNS}, "));
@@ -1109,15 +991,8 @@ fn page_statement(
     } else {
         select.push("NULL::bigint")
     };
-    let from = if with_columns {
-        format!(
-            " AS total, {COLUMN_COLUMNS} FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id \
-             JOIN plan_states c ON c.id = t.state_id"
-        )
-    } else {
-        " AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id".to_owned()
-    };
-    filtered(select.push(&from), org, filter)
+    let from = " AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id";
+    filtered(select.push(from), org, filter)
         .push(&order_by(sort))
         .push(" LIMIT ")
         .bind::<BigInt, _>(limit)
