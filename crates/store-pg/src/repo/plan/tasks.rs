@@ -64,7 +64,8 @@ impl PgTasks {
 }
 
 /// A statement built piece by piece, numbering its placeholders. Every value is bound, never
-/// spliced into the text, so a statement's text is one of a fixed set of shapes.
+/// spliced into the text (but a page's size, a number: `page_statement`), so a statement's
+/// text is one of a fixed set of shapes.
 struct Sql {
     query: Prepared<BoxedSqlQuery<'static, Pg, SqlQuery>>,
     binds: usize,
@@ -992,12 +993,18 @@ fn page_statement(org: OrgId, filter: &TaskFilter, sort: TaskSort, page: PageReq
         select.push("NULL::bigint")
     };
     let from = " AS total FROM plan_tasks t JOIN plan_boards b ON b.id = t.board_id";
-    filtered(select.push(from), org, filter)
-        .push(&order_by(sort))
-        .push(" LIMIT ")
-        .bind::<BigInt, _>(limit)
-        .push(" OFFSET ")
-        .bind::<BigInt, _>(offset)
+    let sql = filtered(select.push(from), org, filter).push(&order_by(sort));
+    // The page size is in the text (a number of `PageRequest`: at most 100, or all, so a few
+    // shapes), and so is a first page's offset (none): with them bound, PostgreSQL's generic
+    // plan guesses a tenth of the board for the page and never beats a custom one, so it
+    // planned every page afresh (0.16 ms of planning for 0.07 ms of running); with them in
+    // the text it keeps one generic plan per connection (0.01 ms of planning).
+    let sql = sql.push(&format!(" LIMIT {limit}"));
+    if offset == 0 {
+        sql
+    } else {
+        sql.push(" OFFSET ").bind::<BigInt, _>(offset)
+    }
 }
 
 /// The envelope's count of a page of `shown` tasks: the kept count its statement read
@@ -1051,13 +1058,20 @@ fn kept_count(f: &TaskFilter) -> bool {
 /// The kept count of a list whose filter is boards and maybe a column ([`kept_count`]), as a
 /// scalar subquery: the sum of their columns' counts, a few rows whatever the boards hold.
 fn kept_total(sql: Sql, org: OrgId, f: &TaskFilter) -> Sql {
+    let sql = sql.push(
+        "(SELECT COALESCE(SUM(live_tasks), 0)::bigint FROM plan_column_task_counts WHERE board_id",
+    );
+    // One board as `=`, as the page's own filter: a generic plan of `= ANY($n)` guesses many
+    // boards, and costs more than a custom one (see `page_statement`).
+    let sql = if let [one] = f.boards.as_slice() {
+        sql.push(" = ").bind::<SqlUuid, _>(one.0)
+    } else {
+        sql.push(" = ANY(")
+            .bind::<Array<SqlUuid>, _>(f.boards.iter().map(|b| b.0).collect::<Vec<_>>())
+            .push(")")
+    };
     let mut sql = sql
-        .push(
-            "(SELECT COALESCE(SUM(live_tasks), 0)::bigint FROM plan_column_task_counts \
-             WHERE board_id = ANY(",
-        )
-        .bind::<Array<SqlUuid>, _>(f.boards.iter().map(|b| b.0).collect::<Vec<_>>())
-        .push(") AND organization_id = ")
+        .push(" AND organization_id = ")
         .bind::<SqlUuid, _>(org.0);
     if let Some(state) = f.state {
         sql = sql.push(" AND state_id = ").bind::<SqlUuid, _>(state.0);
