@@ -302,7 +302,9 @@ pub fn declare(r: &mut Routes<'_, '_>) {
 
 /// Registers every route of the table.
 pub fn configure(cfg: &mut ServiceConfig) {
-    declare(&mut Routes::registering(cfg));
+    let mut routes = Routes::registering(cfg);
+    declare(&mut routes);
+    routes.finish();
 }
 
 /// The table's routes and policies, built once.
