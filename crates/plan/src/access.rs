@@ -316,16 +316,12 @@ impl Plan {
         })
     }
 
-    /// Who sees a holder of this visibility, read once to decide it for any number of
-    /// people ([`Self::person_sees`]): its grants, when it is members-only.
-    pub(crate) async fn audience(
-        &self,
-        org: OrgId,
-        holder: Holder,
-        visibility: Visibility,
-    ) -> Result<Audience, Error> {
+    /// Who sees the board, read once to decide it for any number of people
+    /// ([`Self::person_sees`]): its grants, when it is members-only.
+    pub(crate) async fn board_audience(&self, board: &Board) -> Result<Audience, Error> {
+        let visibility = board.visibility;
         let grants = match visibility {
-            Visibility::Members => holder.grants(self, org).await?,
+            Visibility::Members => Holder::Board(board.id).grants(self, board.org_id).await?,
             Visibility::Org => Vec::new(),
         };
         Ok(Audience { visibility, grants })

@@ -535,9 +535,7 @@ impl Plan {
             .await?
             .results;
         // Read once: whether each person sees the board is then decided from it.
-        let audience = self
-            .audience(org, Holder::Board(board.id), board.visibility)
-            .await?;
+        let audience = self.board_audience(&board).await?;
         let mut found = Vec::new();
         for user in people {
             if user.role != Role::Guest && self.person_sees(&audience, &user).await? {
@@ -874,19 +872,7 @@ mod tests {
             .unwrap();
         assert_eq!(seen.count, 0);
         // Through a team.
-        use teamcomm_org::TeamRepository;
-        let team = w
-            .org_ports
-            .teams
-            .create_team(
-                w.org.id,
-                teamcomm_kernel::TeamId::new(),
-                "Team",
-                &[stranger.person_id().unwrap()],
-                &[],
-            )
-            .await
-            .unwrap();
+        let team = w.team(&[stranger.person_id().unwrap()]).await;
         let (_, created) = w
             .plan
             .add_board_member(&w.member, &eng, Grantee::Team(team.id))
@@ -931,7 +917,7 @@ mod tests {
 
     #[tokio::test]
     async fn mentionables_are_the_active_people_who_see_the_board_but_guests() {
-        use teamcomm_org::{OrgRepository, TeamRepository, UserPatch};
+        use teamcomm_org::{OrgRepository, UserPatch};
         let (w, _, b) = setup("business").await;
         let eng = BoardRef::Id(b.id);
         let mut people = Vec::new();
@@ -977,18 +963,7 @@ mod tests {
             ..BoardPatch::default()
         };
         w.plan.update_board(&w.member, &eng, private).await.unwrap();
-        let team = w
-            .org_ports
-            .teams
-            .create_team(
-                w.org.id,
-                teamcomm_kernel::TeamId::new(),
-                "Team",
-                &[teammate],
-                &[],
-            )
-            .await
-            .unwrap();
+        let team = w.team(&[teammate]).await;
         for grantee in [
             Grantee::User(granted),
             Grantee::User(guest),

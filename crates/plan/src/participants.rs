@@ -5,7 +5,7 @@ use serde_json::json;
 use teamcomm_kernel::{Error, ErrorCode, OrgId, RepoError, UserId};
 use teamcomm_org::User;
 
-use crate::access::{Audience, Holder};
+use crate::access::Audience;
 use crate::actor::PlanActor;
 use crate::model::{ParticipantRole, Task, TaskRef};
 use crate::ports::{Participant, ParticipantSource, ParticipantUpdate};
@@ -24,8 +24,7 @@ impl Plan {
     /// people are then checked ([`Plan::person_sees`]).
     async fn task_audience(&self, org: OrgId, task: &Task) -> Result<Audience, Error> {
         let board = self.ports.boards.get_board(org, task.board_id).await?;
-        self.audience(org, Holder::Board(board.id), board.visibility)
-            .await
+        self.board_audience(&board).await
     }
 
     /// `user` as a new participant of `task`.

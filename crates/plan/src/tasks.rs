@@ -462,10 +462,7 @@ impl Plan {
         if !user.is_active {
             return Err(user_inactive("owner", &[id]));
         }
-        let board_holder = crate::access::Holder::Board(board.id);
-        let audience = self
-            .audience(actor.org_id(), board_holder, board.visibility)
-            .await?;
+        let audience = self.board_audience(board).await?;
         if !self.person_sees(&audience, &user).await? {
             return Err(Error::new(
                 ErrorCode::ParticipantCannotAccessBoard,

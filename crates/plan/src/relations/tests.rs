@@ -719,7 +719,7 @@ async fn comment_visits(w: &World, t: &Task, people: &[UserId]) -> usize {
 #[tokio::test]
 async fn mentions_on_a_members_only_board_add_who_sees_it_reading_the_board_once() {
     use crate::access::Grantee;
-    use teamcomm_org::{OrgRepository, TeamRepository, UserPatch};
+    use teamcomm_org::{OrgRepository, UserPatch};
     let w = World::new().await;
     let b = w.board("SEC").await;
     let t = task(&w, &b, "t").await;
@@ -741,18 +741,7 @@ async fn mentions_on_a_members_only_board_add_who_sees_it_reading_the_board_once
         let outsider = w.person(Role::Member, &format!("out{i}@example.com")).await;
         outsiders.push(outsider.person_id().unwrap());
     }
-    let team = w
-        .org_ports
-        .teams
-        .create_team(
-            w.org.id,
-            teamcomm_kernel::TeamId::new(),
-            "Team",
-            &[teammate],
-            &[],
-        )
-        .await
-        .unwrap();
+    let team = w.team(&[teammate]).await;
     // `gone` is granted but deactivated below: mentions skip them.
     for grantee in [
         Grantee::User(granted),

@@ -267,25 +267,13 @@ async fn creation_checks_every_field() {
 #[tokio::test]
 async fn an_owner_of_a_members_only_board_s_task_is_someone_who_sees_it() {
     use crate::access::Grantee;
-    use teamcomm_org::TeamRepository;
     let w = World::new().await;
     let eng = w.board("ENG").await;
     make_private(&w, &eng).await;
     let granted = w.person(Role::Member, "granted@example.com").await;
     let teammate = w.person(Role::Member, "teammate@example.com").await;
     let [granted, teammate] = [&granted, &teammate].map(|p| p.person_id().unwrap());
-    let team = w
-        .org_ports
-        .teams
-        .create_team(
-            w.org.id,
-            teamcomm_kernel::TeamId::new(),
-            "Team",
-            &[teammate],
-            &[],
-        )
-        .await
-        .unwrap();
+    let team = w.team(&[teammate]).await;
     for grantee in [Grantee::User(granted), Grantee::Team(team.id)] {
         w.plan
             .add_board_member(&w.admin, &BoardRef::Id(eng.id), grantee)

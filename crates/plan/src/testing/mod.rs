@@ -153,6 +153,22 @@ impl World {
         )
     }
 
+    /// A team of the organization ("Team") with these members.
+    pub async fn team(&self, members: &[teamcomm_kernel::UserId]) -> teamcomm_org::Team {
+        use teamcomm_org::TeamRepository;
+        self.org_ports
+            .teams
+            .create_team(
+                self.org.id,
+                teamcomm_kernel::TeamId::new(),
+                "Team",
+                members,
+                &[],
+            )
+            .await
+            .expect("team")
+    }
+
     /// Another person of the organization acting as themselves.
     pub async fn person(&self, role: teamcomm_org::Role, email: &str) -> crate::PlanActor {
         use teamcomm_org::{NewUser, OrgRepository};
