@@ -10,9 +10,41 @@ use utoipa::ToSchema;
 
 /// Formats a timestamp as ISO 8601 (RFC 3339) in UTC.
 pub fn iso(t: OffsetDateTime) -> String {
-    t.to_offset(time::UtcOffset::UTC)
-        .format(&Rfc3339)
-        .unwrap_or_default()
+    Iso(t).to_string()
+}
+
+/// A timestamp shown as [`iso`] shows it, written without allocating (a page of tasks holds
+/// a hundred of them). A timestamp RFC 3339 cannot write (a year past 9999) shows as "".
+#[derive(Debug, Clone, Copy)]
+pub struct Iso(pub OffsetDateTime);
+
+impl Iso {
+    fn write<'b>(&self, buf: &'b mut [u8; 48]) -> &'b str {
+        let mut out = &mut buf[..];
+        // What was written is what the writer advanced past (`format_into`'s count is not the
+        // bytes written for every component).
+        let n = match self
+            .0
+            .to_offset(time::UtcOffset::UTC)
+            .format_into(&mut out, &Rfc3339)
+        {
+            Ok(_) => 48 - out.len(),
+            Err(_) => 0,
+        };
+        std::str::from_utf8(&buf[..n]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for Iso {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.write(&mut [0; 48]))
+    }
+}
+
+impl Serialize for Iso {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.write(&mut [0; 48]))
+    }
 }
 
 /// A person of the organization. `email` only with `include_email=true`. Borrows from the
@@ -60,11 +92,14 @@ impl std::fmt::Display for FullName<'_> {
     }
 }
 
-fn as_display<S: serde::Serializer>(v: &impl std::fmt::Display, s: S) -> Result<S::Ok, S::Error> {
+pub fn as_display<S: serde::Serializer>(
+    v: &impl std::fmt::Display,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
 
-fn as_display_opt<S: serde::Serializer>(
+pub fn as_display_opt<S: serde::Serializer>(
     v: &Option<impl std::fmt::Display>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -152,6 +187,37 @@ impl From<&Channel> for ChannelView {
             name: c.name.clone(),
             platform: c.platform.clone(),
             channel_type: c.channel_type.as_str().to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::datetime;
+
+    #[test]
+    fn iso_writes_rfc3339_in_utc_with_the_subseconds_kept() {
+        for (t, shown) in [
+            (
+                datetime!(2026-11-25 16:08:16.733993 UTC),
+                "2026-11-25T16:08:16.733993Z",
+            ),
+            (datetime!(2026-11-25 16:08:16 UTC), "2026-11-25T16:08:16Z"),
+            (
+                datetime!(2026-11-25 18:08:16.5 +02:00),
+                "2026-11-25T16:08:16.5Z",
+            ),
+            (
+                datetime!(2026-01-02 03:04:05.123456789 UTC),
+                "2026-01-02T03:04:05.123456789Z",
+            ),
+        ] {
+            assert_eq!(iso(t), shown);
+            assert_eq!(
+                serde_json::to_string(&Iso(t)).unwrap(),
+                format!("\"{shown}\"")
+            );
         }
     }
 }

@@ -176,7 +176,20 @@ impl TaskRef {
 
 /// `KEY-n`.
 pub fn task_key(board_key: &str, number: i64) -> String {
-    format!("{board_key}-{number}")
+    TaskKey { board_key, number }.to_string()
+}
+
+/// `KEY-n`, written where it is shown (no String of its own).
+#[derive(Debug, Clone, Copy)]
+pub struct TaskKey<'a> {
+    pub board_key: &'a str,
+    pub number: i64,
+}
+
+impl std::fmt::Display for TaskKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.board_key, self.number)
+    }
 }
 
 /// A priority, 1 (highest) to 5.
@@ -327,6 +340,14 @@ pub struct Task {
 impl Task {
     /// `KEY-n` under the board's current key.
     pub fn key(&self) -> String {
-        task_key(&self.board_key, self.number)
+        self.key_display().to_string()
+    }
+
+    /// [`Task::key`] without a String.
+    pub fn key_display(&self) -> TaskKey<'_> {
+        TaskKey {
+            board_key: &self.board_key,
+            number: self.number,
+        }
     }
 }

@@ -31,6 +31,7 @@ contract!(
     the_store_nests_subtasks_one_level_even_under_races,
     a_full_column_refuses_creates_even_under_races,
     a_live_task_is_stored_only_in_a_live_column_of_a_live_board,
+    a_list_shows_each_task_as_a_read_by_id_does,
     counts_follow_every_write,
     the_delta_window_sees_every_write_once,
 );
@@ -761,6 +762,55 @@ async fn a_full_column_refuses_creates_even_under_races(p: Ports) {
         repo.create_task(&limited(&todo, "one more"), &event("created")).await,
         Err(RepoError::Conflict { constraint }) if constraint == COLUMN_FULL
     ));
+}
+
+/// A list of live tasks does not read what it knows of them (their organization, that they
+/// are not archived and carry no archive stamp): each listed task is the task a read by id
+/// gives, field for field, also after an archive (with its board's stamp) and a restore.
+async fn a_list_shows_each_task_as_a_read_by_id_does(p: Ports) {
+    let org = p.org("Listed as read").await;
+    let (b, states) = board(&p, org.id, "LST").await;
+    let repo = &p.plan.tasks;
+    let todo = state(&states, StateCategory::Todo);
+    let mut made = Vec::new();
+    for title in ["plain", "cycled"] {
+        let t = repo
+            .create_task(&new_task(org.id, &b, todo, title), &event("created"))
+            .await
+            .unwrap();
+        made.push(t);
+    }
+    let archived = Task {
+        is_archived: true,
+        archived_at: Some(T0),
+        archived_with_board: true,
+        ..made[1].clone()
+    };
+    let archived = repo.save_task(&archived, &event("archived")).await.unwrap();
+    let restored = Task {
+        is_archived: false,
+        archived_at: None,
+        archived_with_board: false,
+        ..archived
+    };
+    made[1] = repo.save_task(&restored, &event("restored")).await.unwrap();
+    let filter = TaskFilter {
+        boards: vec![b.id],
+        ..TaskFilter::default()
+    };
+    let listed = repo
+        .list_tasks(org.id, &filter, TaskSort::default(), PageRequest::all())
+        .await
+        .unwrap();
+    assert_eq!(listed.count, 2);
+    for t in &listed.results {
+        let read = repo.get_task(org.id, t.id).await.unwrap();
+        assert_eq!(t, &read);
+        assert_eq!(t.org_id, org.id);
+        assert!(!t.is_archived && t.archived_at.is_none() && !t.archived_with_board);
+    }
+    let ids: HashSet<_> = listed.results.iter().map(|t| t.id).collect();
+    assert_eq!(ids, made.iter().map(|t| t.id).collect());
 }
 
 /// The store checks the board and column a task write names, whatever the service read (its

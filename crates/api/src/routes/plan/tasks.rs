@@ -5,6 +5,8 @@
 //! Every task answer carries `ETag: "<version>"`; every task write takes `If-Match` (`"N"`,
 //! `W/"N"` or `N`) or a body `version`.
 
+use std::borrow::Cow;
+
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -17,7 +19,8 @@ use teamcomm_plan::tasks::{
     TaskContext, TaskCounts, TaskGroup, TaskPatch, TaskQuery, expected_version, parse_date,
     parse_priority_filter, parse_sort,
 };
-use teamcomm_plan::{BoardRef, ProjectId, StateId, Task, TaskRef};
+use teamcomm_plan::{BoardRef, ProjectId, StateId, Task, TaskKey, TaskRef};
+use time::Date;
 use utoipa::openapi::schema::{
     Array, ArrayBuilder, ArrayItems, KnownFormat, Object, ObjectBuilder, OneOfBuilder,
     SchemaFormat, Type,
@@ -35,7 +38,7 @@ use crate::policy::{Policy as P, Routes};
 use crate::routes::plan::common::{DryRun, ListSearch, OrPreview, PlanJson};
 use crate::routes::plan::social::{CommentAnswer, LabelBrief, ParticipantAnswer, RelationView};
 use crate::state::AppState;
-use crate::views::iso;
+use crate::views::{Iso, as_display, as_display_opt, iso};
 
 /// This module's part of the route table (fixed segments before `{t}`).
 pub fn declare(r: &mut Routes<'_, '_>) {
@@ -71,24 +74,28 @@ pub fn declare(r: &mut Routes<'_, '_>) {
 
 /// `{uuid, key}` of a board or parent task.
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct KeyedRef {
-    pub uuid: String,
-    pub key: String,
+pub struct KeyedRef<'a> {
+    #[schema(value_type = String)]
+    pub uuid: Uuid,
+    #[schema(value_type = String)]
+    pub key: Cow<'a, str>,
 }
 
 /// A task's column.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TaskStateView {
-    pub uuid: String,
+    #[schema(value_type = String)]
+    pub uuid: Uuid,
     pub name: String,
     /// `backlog`, `todo`, `in_progress`, `done` or `canceled`.
-    pub category: String,
+    pub category: &'static str,
 }
 
 /// A person on a task.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TaskPersonView {
-    pub uuid: String,
+    #[schema(value_type = String)]
+    pub uuid: Uuid,
     pub name: String,
     pub is_active: bool,
 }
@@ -101,14 +108,18 @@ pub struct AgentView {
 
 /// A task (the wire shape every task answer shares). `labels`, `participants` and
 /// `subtasks` are present only when asked with `include=`.
+// It borrows from the task it shows: a page of tasks serialises without copying their texts.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TaskView {
-    pub uuid: String,
+pub struct TaskView<'a> {
+    #[schema(value_type = String)]
+    pub uuid: Uuid,
     /// `KEY-n` under the board's current key.
-    pub key: String,
-    pub title: String,
-    pub description: String,
-    pub board: KeyedRef,
+    #[schema(value_type = String)]
+    #[serde(serialize_with = "as_display")]
+    pub key: TaskKey<'a>,
+    pub title: &'a str,
+    pub description: &'a str,
+    pub board: KeyedRef<'a>,
     pub state: TaskStateView,
     pub owner: Option<TaskPersonView>,
     /// The agent that created it, if one was named.
@@ -117,55 +128,61 @@ pub struct TaskView {
     pub priority: Option<i16>,
     pub estimate: Option<i32>,
     /// `YYYY-MM-DD`.
-    pub start_date: Option<String>,
+    #[schema(value_type = Option<String>)]
+    #[serde(serialize_with = "as_display_opt")]
+    pub start_date: Option<Date>,
     /// `YYYY-MM-DD`.
-    pub due_date: Option<String>,
+    #[schema(value_type = Option<String>)]
+    #[serde(serialize_with = "as_display_opt")]
+    pub due_date: Option<Date>,
     /// The milestone's uuid.
-    pub milestone: Option<String>,
-    pub parent: Option<KeyedRef>,
+    #[schema(value_type = Option<String>)]
+    pub milestone: Option<Uuid>,
+    pub parent: Option<KeyedRef<'a>>,
     /// Bumped by every write; send it back as `If-Match` or `version`.
     pub version: i64,
     pub is_archived: bool,
-    pub completed_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
+    #[schema(value_type = Option<String>)]
+    pub completed_at: Option<Iso>,
+    #[schema(value_type = String)]
+    pub created_at: Iso,
+    #[schema(value_type = String)]
+    pub updated_at: Iso,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<Vec<LabelBrief>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub participants: Option<Vec<ParticipantAnswer>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(no_recursion)]
-    pub subtasks: Option<Vec<TaskView>>,
+    pub subtasks: Option<Vec<TaskView<'a>>>,
 }
 
-impl TaskView {
+impl<'a> TaskView<'a> {
     /// The task with the column, owner and parent its context names.
-    pub fn of(t: &Task, ctx: &TaskContext) -> TaskView {
+    pub fn of(t: &'a Task, ctx: &TaskContext) -> TaskView<'a> {
         let state = ctx.states.get(&t.state_id);
         TaskView {
-            uuid: t.id.to_string(),
-            key: t.key(),
-            title: t.title.clone(),
-            description: t.description.clone(),
+            uuid: t.id.0,
+            key: t.key_display(),
+            title: &t.title,
+            description: &t.description,
             board: KeyedRef {
-                uuid: t.board_id.to_string(),
-                key: t.board_key.clone(),
+                uuid: t.board_id.0,
+                key: Cow::Borrowed(&t.board_key),
             },
             state: TaskStateView {
-                uuid: t.state_id.to_string(),
+                uuid: t.state_id.0,
                 name: state.map(|s| s.name.clone()).unwrap_or_default(),
-                category: state
-                    .map(|s| s.category.as_str().to_owned())
-                    .unwrap_or_default(),
+                category: state.map(|s| s.category.as_str()).unwrap_or_default(),
             },
             owner: t.owner.map(|u| match ctx.people.get(&u) {
                 Some(p) => TaskPersonView {
-                    uuid: u.0.to_string(),
+                    uuid: u.0,
                     name: p.full_name(),
                     is_active: p.is_active,
                 },
                 None => TaskPersonView {
-                    uuid: u.0.to_string(),
+                    uuid: u.0,
                     name: String::new(),
                     is_active: false,
                 },
@@ -173,18 +190,18 @@ impl TaskView {
             executor: t.created_by_agent.clone().map(|name| AgentView { name }),
             priority: t.priority,
             estimate: t.estimate,
-            start_date: t.start_date.map(|d| d.to_string()),
-            due_date: t.due_date.map(|d| d.to_string()),
-            milestone: t.milestone_id.map(|m| m.to_string()),
+            start_date: t.start_date,
+            due_date: t.due_date,
+            milestone: t.milestone_id,
             parent: t.parent_id.map(|p| KeyedRef {
-                uuid: p.to_string(),
-                key: ctx.parents.get(&p).map(Task::key).unwrap_or_default(),
+                uuid: p.0,
+                key: Cow::Owned(ctx.parents.get(&p).map(Task::key).unwrap_or_default()),
             }),
             version: t.version,
             is_archived: t.is_archived,
-            completed_at: t.completed_at.map(iso),
-            created_at: iso(t.created_at),
-            updated_at: iso(t.updated_at),
+            completed_at: t.completed_at.map(Iso),
+            created_at: Iso(t.created_at),
+            updated_at: Iso(t.updated_at),
             labels: None,
             participants: None,
             subtasks: None,
@@ -193,32 +210,36 @@ impl TaskView {
 }
 
 /// The views of these tasks (their columns, owners and parents read once).
-pub async fn task_views(state: &AppState, org: OrgId, tasks: &[Task]) -> ApiResult<Vec<TaskView>> {
+pub async fn task_views<'a>(
+    state: &AppState,
+    org: OrgId,
+    tasks: &'a [Task],
+) -> ApiResult<Vec<TaskView<'a>>> {
     task_views_knowing(state, org, tasks, Vec::new()).await
 }
 
 /// [`task_views`] given columns the request already read (their boards' are not read again).
-async fn task_views_knowing(
+async fn task_views_knowing<'a>(
     state: &AppState,
     org: OrgId,
-    tasks: &[Task],
+    tasks: &'a [Task],
     columns: Vec<teamcomm_plan::State>,
-) -> ApiResult<Vec<TaskView>> {
+) -> ApiResult<Vec<TaskView<'a>>> {
     let ctx = state.plan.task_context_knowing(org, tasks, columns).await?;
     Ok(tasks.iter().map(|t| TaskView::of(t, &ctx)).collect())
 }
 
 /// The views of several lists of tasks of one answer (a grouped view's cells, a delta's
 /// parts, a page's sub-tasks), their context read once for all.
-async fn task_view_lists(
+async fn task_view_lists<'a>(
     state: &AppState,
     org: OrgId,
-    lists: &[&[Task]],
-) -> ApiResult<Vec<Vec<TaskView>>> {
-    let mut views = task_views(state, org, &lists.concat()).await?.into_iter();
+    lists: &[&'a [Task]],
+) -> ApiResult<Vec<Vec<TaskView<'a>>>> {
+    let ctx = state.plan.task_context(org, &lists.concat()).await?;
     Ok(lists
         .iter()
-        .map(|l| views.by_ref().take(l.len()).collect())
+        .map(|l| l.iter().map(|t| TaskView::of(t, &ctx)).collect())
         .collect())
 }
 
@@ -230,16 +251,16 @@ fn tagged(status: StatusCode, version: i64, body: &impl Serialize) -> HttpRespon
 }
 
 /// The view of one task.
-async fn task_view(state: &AppState, task: &Task) -> ApiResult<TaskView> {
+async fn task_view<'a>(state: &AppState, task: &'a Task) -> ApiResult<TaskView<'a>> {
     task_view_knowing(state, task, Vec::new()).await
 }
 
 /// [`task_view`] given columns already read.
-async fn task_view_knowing(
+async fn task_view_knowing<'a>(
     state: &AppState,
-    task: &Task,
+    task: &'a Task,
     columns: Vec<teamcomm_plan::State>,
-) -> ApiResult<TaskView> {
+) -> ApiResult<TaskView<'a>> {
     let mut views =
         task_views_knowing(state, task.org_id, std::slice::from_ref(task), columns).await?;
     Ok(views.remove(0))
@@ -251,22 +272,29 @@ async fn task_answer(state: &AppState, status: StatusCode, task: &Task) -> ApiRe
     Ok(tagged(status, view.version, &view))
 }
 
-/// A page of tasks in the list envelope, with the embeds asked (`include=`).
+/// A page of tasks in the list envelope, with the embeds asked (`include=`): the answer.
 async fn task_page<F>(
     state: &AppState,
     q: &ListQuery<F>,
     org: OrgId,
     page: Page<Task>,
     include: &[ListEmbed],
-) -> ApiResult<ListEnvelope<TaskView>> {
+) -> ApiResult<HttpResponse> {
     let tasks = &page.results;
-    let mut views = task_views(state, org, tasks).await?;
-    if include.contains(&ListEmbed::Subtasks) {
+    // Read before the views, which borrow them.
+    let children: Option<Vec<Vec<Task>>> = if include.contains(&ListEmbed::Subtasks) {
         let mut of = state.plan.subtasks_of_tasks(tasks).await?;
-        let children: Vec<Vec<Task>> = tasks
-            .iter()
-            .map(|t| of.remove(&t.id).unwrap_or_default())
-            .collect();
+        Some(
+            tasks
+                .iter()
+                .map(|t| of.remove(&t.id).unwrap_or_default())
+                .collect(),
+        )
+    } else {
+        None
+    };
+    let mut views = task_views(state, org, tasks).await?;
+    if let Some(children) = &children {
         let lists: Vec<&[Task]> = children.iter().map(Vec::as_slice).collect();
         let subtasks = task_view_lists(state, org, &lists).await?;
         for (view, subtasks) in views.iter_mut().zip(subtasks) {
@@ -287,10 +315,10 @@ async fn task_page<F>(
             view.participants = Some(mine.iter().map(ParticipantAnswer::from).collect());
         }
     }
-    Ok(q.envelope(Page {
+    Ok(HttpResponse::Ok().json(q.envelope(Page {
         count: page.count,
         results: views,
-    }))
+    })))
 }
 
 /// A first page embedded in an answer, with the link to the next one.
@@ -305,17 +333,17 @@ fn first_page<T>(count: u64, next: Option<String>, results: Vec<T>) -> ListEnvel
 
 /// A task detail with the embeds asked with `include=`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TaskDetailView {
+pub struct TaskDetailView<'a> {
     #[serde(flatten)]
-    pub task: TaskView,
+    pub task: TaskView<'a>,
     #[serde(flatten)]
-    pub embeds: TaskEmbeds,
+    pub embeds: TaskEmbeds<'a>,
 }
 
 /// What a task detail embeds: each absent unless asked (`include=`); an envelope holds the
 /// first page of the door it names.
 #[derive(Debug, Default, Serialize, ToSchema)]
-pub struct TaskEmbeds {
+pub struct TaskEmbeds<'a> {
     /// As `GET tasks/{t}/relations/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relations: Option<Vec<RelationView>>,
@@ -334,7 +362,7 @@ pub struct TaskEmbeds {
     pub activity: Option<ListEnvelope<TaskEventView>>,
     /// Its live sub-tasks, all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub children: Option<ListEnvelope<TaskView>>,
+    pub children: Option<ListEnvelope<TaskView<'a>>>,
     /// Its comments not deleted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment_count: Option<u64>,
@@ -877,13 +905,12 @@ pub async fn list_tasks(
         .list_tasks(&caller.0, &q.filters.query(), q.paging.request())
         .await?;
     let org = caller.0.org_id();
-    let body = task_page(&state, &q, org, page, &q.filters.include).await?;
-    Ok(HttpResponse::Ok().json(body))
+    task_page(&state, &q, org, page, &q.filters.include).await
 }
 
 /// A group (column) of `GET tasks/board/`, or one of its lanes.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TaskGroupView {
+pub struct TaskGroupView<'a> {
     /// The category, column uuid, owner uuid, priority, board, project, milestone or label
     /// uuid; `none` for the tasks without one. Send it back as `group` (or `lane`).
     pub key: String,
@@ -891,7 +918,7 @@ pub struct TaskGroupView {
     /// Grouping by category or column.
     pub category: Option<String>,
     /// A window of its cards; empty in a laned group (its cards are in its lanes).
-    pub tasks: Vec<TaskView>,
+    pub tasks: Vec<TaskView<'a>>,
     /// Its cards, all lanes together.
     pub task_count: u64,
     pub has_more: bool,
@@ -900,21 +927,21 @@ pub struct TaskGroupView {
     /// Its lanes, with `sub_group_by`.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(no_recursion)]
-    pub lanes: Option<Vec<TaskGroupView>>,
+    pub lanes: Option<Vec<TaskGroupView<'a>>>,
 }
 
 /// `GET tasks/board/`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct GroupedTasksView {
+pub struct GroupedTasksView<'a> {
     /// Tasks of the slice, each counted once (before `group` and `lane`).
     pub total: u64,
     pub group_by: String,
     /// The lanes' dimension; null without lanes.
     pub sub_group_by: Option<String>,
-    pub groups: Vec<TaskGroupView>,
+    pub groups: Vec<TaskGroupView<'a>>,
     /// The board, when exactly one is asked.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub board: Option<KeyedRef>,
+    pub board: Option<KeyedRef<'a>>,
 }
 
 /// The query of `GET tasks/board/`: the slice (the task list's filters and the view's own),
@@ -1051,8 +1078,8 @@ pub async fn grouped_tasks(
         sub_group_by: grouped.sub_group_by.map(|g| g.as_str().to_owned()),
         groups,
         board: grouped.board.map(|b| KeyedRef {
-            uuid: b.id.to_string(),
-            key: b.key,
+            uuid: b.id.0,
+            key: Cow::Owned(b.key),
         }),
     }))
 }
@@ -1089,8 +1116,7 @@ pub async fn search(
             q.paging.request(),
         )
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
-    Ok(HttpResponse::Ok().json(body))
+    task_page(&state, &q, caller.0.org_id(), page, &[]).await
 }
 
 /// The query of `GET me/tasks/`.
@@ -1125,8 +1151,7 @@ pub async fn my_tasks(
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
-    Ok(HttpResponse::Ok().json(body))
+    task_page(&state, &q, caller.0.org_id(), page, &[]).await
 }
 
 /// `GET me/tasks/counts/`: the caller's owned live tasks by bucket.
@@ -1196,27 +1221,26 @@ pub async fn board_tasks(
         .plan
         .list_tasks(&caller.0, &query, q.paging.request())
         .await?;
-    let body = task_page(&state, &q, caller.0.org_id(), page, &[]).await?;
-    Ok(HttpResponse::Ok().json(body))
+    task_page(&state, &q, caller.0.org_id(), page, &[]).await
 }
 
 /// A column of the snapshot.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SnapshotGroupView {
+pub struct SnapshotGroupView<'a> {
     pub uuid: String,
     pub name: String,
     pub category: String,
     /// The first 50 cards by rank.
-    pub tasks: Vec<TaskView>,
+    pub tasks: Vec<TaskView<'a>>,
     pub task_count: u64,
     pub has_more: bool,
 }
 
 /// `GET boards/{b}/board/`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SnapshotView {
+pub struct SnapshotView<'a> {
     pub board: SnapshotBoardView,
-    pub groups: Vec<SnapshotGroupView>,
+    pub groups: Vec<SnapshotGroupView<'a>>,
     /// Where `GET boards/{b}/delta/?updated_since=` starts (`YYYY-MM-DDTHH:MM:SSZ`).
     pub delta_cursor: String,
 }
@@ -1289,9 +1313,9 @@ pub struct GoneTaskView {
 
 /// `GET boards/{b}/delta/`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeltaView {
-    pub changed: Vec<TaskView>,
-    pub created: Vec<TaskView>,
+pub struct DeltaView<'a> {
+    pub changed: Vec<TaskView<'a>>,
+    pub created: Vec<TaskView<'a>>,
     pub archived: Vec<GoneTaskView>,
     /// The next call's `updated_since`.
     pub delta_cursor: String,
@@ -1377,12 +1401,17 @@ pub async fn get_task(
 ) -> ApiResult<HttpResponse> {
     let task = state.plan.visible_task(&caller.0, &task_ref(&t)?).await?;
     let view = task_view(&state, &task).await?;
+    // Read before the embeds, which borrow them.
+    let children = if q.0.include.contains(&DetailEmbed::Children) {
+        state.plan.children_of(&task, None).await?
+    } else {
+        Vec::new()
+    };
     let mut embeds = TaskEmbeds::default();
     let here = TaskRef::Id(task.id);
     for embed in &q.0.include {
         match embed {
             DetailEmbed::Children => {
-                let children = state.plan.children_of(&task, None).await?;
                 let views = task_views(&state, task.org_id, &children).await?;
                 embeds.children = Some(first_page(views.len() as u64, None, views));
             }
