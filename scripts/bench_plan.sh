@@ -38,7 +38,8 @@
 #                            so every (task, version) written must come back exactly).
 #
 # Small machines are noisy, so the wrk cases run interleaved for BENCH_ROUNDS rounds and the
-# report gives the median req/s, p50 and p99 of each. Every Plan rate limit (per minute) and
+# report gives the median req/s, p50 and p99 of each. Each round ends by settling the database
+# (VACUUM ANALYZE of the tables its writes grew, CHECKPOINT), so every round starts at rest. Every Plan rate limit (per minute) and
 # every hourly one is 1,000,000,000, so wrk never meets a 429.
 #
 # Needs: cargo, PostgreSQL 13+ at 127.0.0.1:5432 as user `postgres` (psql), curl, python3.
@@ -358,6 +359,16 @@ wait_idle() {
     log "warning: queries still running after 120 s"
 }
 
+# settle: the tables the write cases grew vacuumed and analysed, and a checkpoint, so the next
+# round's cases run on a database at rest (as the seeding leaves it) and no autovacuum or
+# checkpoint the writes set off lands in one of them: without it the page cases fell round
+# after round (56%, 48%, 40% of the floor) as a round's creates left more work behind.
+settle() {
+    log "settling: VACUUM ANALYZE of the written tables, CHECKPOINT"
+    psql_bench -c "VACUUM ANALYZE plan_tasks, plan_task_events, plan_column_task_counts, plan_boards, report_channels" \
+        -c "CHECKPOINT" >/dev/null
+}
+
 # run_case NAME URL [HEADER] [SCRIPT]: a warm-up, then BENCH_SECONDS of wrk, each after the
 # database is idle; appends "req/s p50_ms p99_ms" to the case's runs. Without SCRIPT, a GET
 # checked once with curl first.
@@ -418,6 +429,7 @@ bench_round() {
     run_case plan_task_create "$BASE/v1/plan/tasks/" "X-API-KEY: $KEY" "$WORK/create.lua"
     create_script "$WORK/create1.lua" 1
     run_case plan_task_create_1board "$BASE/v1/plan/tasks/" "X-API-KEY: $KEY" "$WORK/create1.lua"
+    settle
 }
 
 # One request at a time (median of 5, curl's total time): what a case costs without queueing
