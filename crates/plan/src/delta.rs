@@ -13,7 +13,7 @@
 use teamcomm_kernel::{Error, ErrorCode};
 use time::{Duration, OffsetDateTime};
 
-use crate::ports::{TaskFilter, TaskSort};
+use crate::ports::{ListedBoard, TaskFilter, TaskSort};
 use crate::{Board, BoardRef, Plan, PlanActor, State, Task};
 
 /// How far behind the store's clock a cursor stays.
@@ -71,7 +71,7 @@ impl Plan {
         let mut groups = Vec::with_capacity(states.len());
         for state in states {
             let filter = TaskFilter {
-                boards: vec![board.id],
+                boards: vec![ListedBoard::from(&board)],
                 state: Some(state.id),
                 ..TaskFilter::default()
             };

@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use crate::access::default_column;
 use crate::ports::{
-    COLUMN_FULL, COLUMN_GONE, EventFilter, Involvement, NewTask, NewTaskEvent, OwnerFilter,
-    SUBTASK_ONE_LEVEL, TaskEvent, TaskFilter, TaskSort, TaskSortKey,
+    COLUMN_FULL, COLUMN_GONE, EventFilter, Involvement, ListedBoard, NewTask, NewTaskEvent,
+    OwnerFilter, SUBTASK_ONE_LEVEL, TaskEvent, TaskFilter, TaskSort, TaskSortKey,
 };
 use crate::{
     Board, BoardId, BoardRef, Plan, PlanActor, Preview, Restore, State, StateId, Task, TaskId,
@@ -832,7 +832,7 @@ impl Plan {
             .list_tasks(
                 task.org_id,
                 &TaskFilter {
-                    boards: vec![from.id],
+                    boards: vec![ListedBoard::from(&from)],
                     parent: Some(task.id),
                     ..TaskFilter::default()
                 },
@@ -1078,7 +1078,10 @@ impl Plan {
     }
 
     /// The ids of the live boards the caller sees.
-    pub async fn visible_board_ids(&self, actor: &PlanActor) -> Result<Vec<BoardId>, Error> {
+    pub async fn visible_boards_listed(
+        &self,
+        actor: &PlanActor,
+    ) -> Result<Vec<ListedBoard>, Error> {
         let filter = crate::boards::BoardFilter {
             viewer: self.viewer(actor).await?,
             search: None,
@@ -1092,7 +1095,7 @@ impl Plan {
             .boards
             .list_boards(actor.org_id(), &filter, PageRequest::all())
             .await?;
-        Ok(boards.results.into_iter().map(|b| b.id).collect())
+        Ok(boards.results.iter().map(ListedBoard::from).collect())
     }
 
     /// Resolves a list request into a filter over the caller's visible boards.
@@ -1155,13 +1158,13 @@ impl Plan {
             return Err(too_many("board"));
         }
         let boards = if query.boards.is_empty() {
-            self.visible_board_ids(actor).await?
+            self.visible_boards_listed(actor).await?
         } else {
-            let mut ids = Vec::with_capacity(query.boards.len());
+            let mut listed = Vec::with_capacity(query.boards.len());
             for b in &query.boards {
-                ids.push(self.visible_board(actor, b).await?.id);
+                listed.push(ListedBoard::from(&self.visible_board(actor, b).await?));
             }
-            ids
+            listed
         };
         let filter = TaskFilter {
             boards,
@@ -1248,7 +1251,10 @@ impl Plan {
     pub async fn children_of(&self, task: &Task, sort: Option<&str>) -> Result<Vec<Task>, Error> {
         let sort = sort.map(parse_sort).transpose()?.unwrap_or_default();
         let filter = TaskFilter {
-            boards: vec![task.board_id],
+            boards: vec![ListedBoard {
+                id: task.board_id,
+                key: task.board_key.clone(),
+            }],
             parent: Some(task.id),
             ..TaskFilter::default()
         };
@@ -1300,7 +1306,7 @@ impl Plan {
             .await?
             .results;
         let mut states = std::collections::HashMap::new();
-        for board in filter.boards {
+        for board in filter.boards.iter().map(|b| b.id) {
             for s in self
                 .ports
                 .boards

@@ -2,7 +2,7 @@
 //! parents it names, the live sub-tasks of many tasks), one read each whatever the page holds.
 
 use teamcomm_kernel::PageRequest;
-use teamcomm_plan::ports::{NewTask, TaskFilter, TaskSort};
+use teamcomm_plan::ports::{ListedBoard, NewTask, TaskFilter, TaskSort};
 use teamcomm_plan::{StateCategory, Task, TaskId};
 
 use super::tasks::{board, event, new_task, state};
@@ -109,7 +109,7 @@ async fn live_subtasks_of_many_tasks_read_at_once_as_each_tasks_list(p: Ports) {
     let mut expected = Vec::new();
     for parent in by_id {
         let filter = TaskFilter {
-            boards: vec![b.id],
+            boards: vec![ListedBoard::from(&b)],
             parent: Some(parent),
             ..TaskFilter::default()
         };

@@ -9,8 +9,8 @@ use serde_json::json;
 use teamcomm_kernel::{OrgId, PageRequest, RepoError};
 use teamcomm_plan::actor::Executor;
 use teamcomm_plan::ports::{
-    COLUMN_FULL, COLUMN_GONE, EventFilter, NewTask, NewTaskEvent, OwnerFilter, SUBTASK_ONE_LEVEL,
-    TaskFilter, TaskRepository, TaskSort, TaskSortKey,
+    COLUMN_FULL, COLUMN_GONE, EventFilter, ListedBoard, NewTask, NewTaskEvent, OwnerFilter,
+    SUBTASK_ONE_LEVEL, TaskFilter, TaskRepository, TaskSort, TaskSortKey,
 };
 use teamcomm_plan::states::default_columns;
 use teamcomm_plan::{
@@ -301,7 +301,7 @@ async fn lists_filter_sort_and_page(p: Ports) {
         }
     };
     let all = TaskFilter {
-        boards: vec![b.id],
+        boards: vec![ListedBoard::from(&b)],
         ..TaskFilter::default()
     };
     assert_eq!(
@@ -419,7 +419,7 @@ async fn assert_counts(
     };
     let count = |state: Option<&State>, offset: u64| {
         let filter = TaskFilter {
-            boards: vec![b.id],
+            boards: vec![ListedBoard::from(b)],
             state: state.map(|s| s.id),
             ..TaskFilter::default()
         };
@@ -736,7 +736,7 @@ async fn a_full_column_refuses_creates_even_under_races(p: Ports) {
         .list_tasks(
             org.id,
             &TaskFilter {
-                boards: vec![b.id],
+                boards: vec![ListedBoard::from(&b)],
                 state: Some(todo.id),
                 ..TaskFilter::default()
             },
@@ -795,7 +795,7 @@ async fn a_list_shows_each_task_as_a_read_by_id_does(p: Ports) {
     };
     made[1] = repo.save_task(&restored, &event("restored")).await.unwrap();
     let filter = TaskFilter {
-        boards: vec![b.id],
+        boards: vec![ListedBoard::from(&b)],
         ..TaskFilter::default()
     };
     let listed = repo

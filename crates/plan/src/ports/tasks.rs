@@ -115,11 +115,29 @@ impl Default for TaskSort {
     }
 }
 
+/// A board a list reads, with the key its tasks are shown under: the service has resolved
+/// the board, so the store does not read the key again for every page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedBoard {
+    pub id: BoardId,
+    pub key: String,
+}
+
+impl From<&crate::Board> for ListedBoard {
+    fn from(b: &crate::Board) -> Self {
+        ListedBoard {
+            id: b.id,
+            key: b.key.clone(),
+        }
+    }
+}
+
 /// Which live tasks a list reads. Every list names the boards it may read (the caller's
-/// visible boards); an empty `boards` reads nothing.
+/// visible boards); an empty `boards` reads nothing. A listed task's `board_key` is its
+/// board's key here.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskFilter {
-    pub boards: Vec<BoardId>,
+    pub boards: Vec<ListedBoard>,
     pub state: Option<StateId>,
     /// Any of these (empty: any owner).
     pub owners: Vec<OwnerFilter>,

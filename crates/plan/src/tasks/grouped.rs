@@ -14,6 +14,7 @@ use teamcomm_kernel::{Error, ErrorCode, PageRequest, UserId};
 use teamcomm_labels::Label;
 
 use super::{MAX_FILTER_VALUES, TaskQuery, too_many};
+use crate::ports::ListedBoard;
 use crate::projects::check_search;
 use crate::{
     Board, BoardId, Plan, PlanActor, Project, ProjectId, State, StateCategory, StateId, Task,
@@ -395,8 +396,8 @@ impl Plan {
         let mut look = Lookups::default();
         let mut board = None;
         let mut kept = Vec::with_capacity(filter.boards.len());
-        for id in &filter.boards {
-            let b = self.ports.boards.get_board(org, *id).await?;
+        for listed in &filter.boards {
+            let b = self.ports.boards.get_board(org, listed.id).await?;
             if query.tasks.boards.len() == 1 {
                 board = Some(b.clone());
             }
@@ -406,7 +407,7 @@ impl Plan {
             for s in self.ports.boards.board_states(org, b.id).await? {
                 look.states.insert(s.id, s);
             }
-            kept.push(b.id);
+            kept.push(ListedBoard::from(&b));
             look.boards.insert(b.id, b);
         }
         filter.boards = kept;

@@ -145,7 +145,7 @@ impl PlanState {
             .is_some_and(|s| s.category.is_closed());
         t.org_id == org
             && !t.is_archived
-            && f.boards.contains(&t.board_id)
+            && f.boards.iter().any(|b| b.id == t.board_id)
             && f.state.is_none_or(|s| s == t.state_id)
             && (f.owners.is_empty()
                 || f.owners.iter().any(|o| match o {
