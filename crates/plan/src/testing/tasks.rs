@@ -411,7 +411,14 @@ impl TaskRepository for InMemoryPlan {
             .tasks
             .iter()
             .filter(|t| st.matches(org, t, filter))
-            .map(|t| st.task_view(t))
+            .map(|t| {
+                // Shown under the key the filter names its board by, as the store does.
+                let mut t = st.task_view(t);
+                if let Some(b) = filter.boards.iter().find(|b| b.id == t.board_id) {
+                    t.board_key.clone_from(&b.key);
+                }
+                t
+            })
             .collect();
         sort_tasks(&mut found, sort);
         Ok(page_of(&found, page))
