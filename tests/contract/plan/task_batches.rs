@@ -5,7 +5,7 @@ use teamcomm_kernel::PageRequest;
 use teamcomm_plan::ports::{ListedBoard, NewTask, TaskFilter, TaskSort};
 use teamcomm_plan::{StateCategory, Task, TaskId};
 
-use super::tasks::{board, event, new_task, state};
+use super::tasks::{board, create_tasks, event, new_task, state};
 use crate::ports::Ports;
 
 contract!(
@@ -22,11 +22,7 @@ async fn tasks_are_read_by_ids_of_their_organization_only(p: Ports) {
     let (ob, other_states) = board(&p, other.id, "OTH").await;
     let todo = state(&states, StateCategory::Todo);
     let repo = &p.plan.tasks;
-    let mut made = Vec::new();
-    for title in ["one", "two", "three"] {
-        let new = new_task(org.id, &b, todo, title);
-        made.push(repo.create_task(&new, &event("created")).await.unwrap());
-    }
+    let made = create_tasks(&p, org.id, &b, todo, &["one", "two", "three"]).await;
     let archived = Task {
         is_archived: true,
         ..made[2].clone()
@@ -72,11 +68,7 @@ async fn live_subtasks_of_many_tasks_read_at_once_as_each_tasks_list(p: Ports) {
     let todo = state(&states, StateCategory::Todo);
     let doing = state(&states, StateCategory::InProgress);
     let repo = &p.plan.tasks;
-    let mut parents = Vec::new();
-    for title in ["first", "second", "childless"] {
-        let new = new_task(org.id, &b, todo, title);
-        parents.push(repo.create_task(&new, &event("created")).await.unwrap());
-    }
+    let parents = create_tasks(&p, org.id, &b, todo, &["first", "second", "childless"]).await;
     let mut children = Vec::new();
     for (parent, title, column) in [
         (0, "a1", todo),

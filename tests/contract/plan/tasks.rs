@@ -103,6 +103,28 @@ pub(super) fn new_task(org: OrgId, board: &Board, state: &State, title: &str) ->
     }
 }
 
+/// Creates a task of each title on the board's column, in order.
+pub(super) async fn create_tasks(
+    p: &Ports,
+    org: OrgId,
+    board: &Board,
+    state: &State,
+    titles: &[&str],
+) -> Vec<Task> {
+    let mut made = Vec::with_capacity(titles.len());
+    for title in titles {
+        let new = new_task(org, board, state, title);
+        made.push(
+            p.plan
+                .tasks
+                .create_task(&new, &event("created"))
+                .await
+                .unwrap(),
+        );
+    }
+    made
+}
+
 pub(super) fn event(kind: &'static str) -> NewTaskEvent {
     NewTaskEvent::new(
         kind,
@@ -557,14 +579,7 @@ async fn subtasks_are_found_archived_ones_too(p: Ports) {
     let (b, states) = board(&p, org.id, "SUB").await;
     let todo = state(&states, StateCategory::Todo);
     let repo = &p.plan.tasks;
-    let mut made = Vec::new();
-    for title in ["parent", "alone"] {
-        let t = repo
-            .create_task(&new_task(org.id, &b, todo, title), &event("created"))
-            .await
-            .unwrap();
-        made.push(t);
-    }
+    let made = create_tasks(&p, org.id, &b, todo, &["parent", "alone"]).await;
     let (parent, alone) = (&made[0], &made[1]);
     let child = repo
         .create_task(
@@ -772,14 +787,7 @@ async fn a_list_shows_each_task_as_a_read_by_id_does(p: Ports) {
     let (b, states) = board(&p, org.id, "LST").await;
     let repo = &p.plan.tasks;
     let todo = state(&states, StateCategory::Todo);
-    let mut made = Vec::new();
-    for title in ["plain", "cycled"] {
-        let t = repo
-            .create_task(&new_task(org.id, &b, todo, title), &event("created"))
-            .await
-            .unwrap();
-        made.push(t);
-    }
+    let mut made = create_tasks(&p, org.id, &b, todo, &["plain", "cycled"]).await;
     let archived = Task {
         is_archived: true,
         archived_at: Some(T0),
