@@ -13,6 +13,7 @@ use teamcomm_kernel::{OrgId, RepoError};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use super::prepared::Prepared;
 use crate::Database;
 use crate::error::db_error;
 use crate::rows::unknown_value;
@@ -341,15 +342,17 @@ impl JobQueue for PgJobQueue {
             return Ok(Vec::new());
         }
         let mut conn = self.db.conn().await?;
-        let mut rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM)
-            .bind::<Array<Text>, _>(kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
-            .bind::<Timestamptz, _>(now)
-            .bind::<Timestamptz, _>(now + lease)
-            .bind::<Int8, _>(i64::try_from(limit).unwrap_or(i64::MAX))
-            .bind::<Text, _>(LEASE_EXPIRED)
-            .load(&mut conn)
-            .await
-            .map_err(db_error)?;
+        let mut rows: Vec<ClaimedRow> = Prepared(
+            diesel::sql_query(CLAIM)
+                .bind::<Array<Text>, _>(kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>())
+                .bind::<Timestamptz, _>(now)
+                .bind::<Timestamptz, _>(now + lease)
+                .bind::<Int8, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+                .bind::<Text, _>(LEASE_EXPIRED),
+        )
+        .load(&mut conn)
+        .await
+        .map_err(db_error)?;
         rows.sort_by_key(|r| (r.run_at, r.id));
         rows.into_iter().map(ClaimedJob::try_from).collect()
     }
@@ -365,14 +368,16 @@ impl JobQueue for PgJobQueue {
         error: &str,
     ) -> Result<(), RepoError> {
         let mut conn = self.db.conn().await?;
-        let updated = diesel::sql_query(RETRY)
-            .bind::<SqlUuid, _>(job.id)
-            .bind::<Int4, _>(stored_attempt(job))
-            .bind::<Timestamptz, _>(run_at)
-            .bind::<Text, _>(error)
-            .execute(&mut conn)
-            .await
-            .map_err(db_error)?;
+        let updated = Prepared(
+            diesel::sql_query(RETRY)
+                .bind::<SqlUuid, _>(job.id)
+                .bind::<Int4, _>(stored_attempt(job))
+                .bind::<Timestamptz, _>(run_at)
+                .bind::<Text, _>(error),
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(db_error)?;
         fenced(updated)
     }
 

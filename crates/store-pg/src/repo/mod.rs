@@ -17,6 +17,7 @@ mod org;
 mod assistant;
 mod outbox;
 mod paging;
+mod prepared;
 // The Plan (Beta) area, one module per port.
 mod plan;
 mod rounds;

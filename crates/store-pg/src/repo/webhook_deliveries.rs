@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use super::count_from;
 use super::paging::load_page;
+use super::prepared::Prepared;
 use super::webhooks::PgWebhookRepository;
 use crate::Database;
 use crate::error::db_error;
@@ -324,14 +325,16 @@ impl DeliveryRepository for PgWebhookDeliveries {
         max_attempts: u32,
     ) -> Result<usize, RepoError> {
         let mut conn = self.db.conn().await?;
-        let found: Count = diesel::sql_query(RELAY)
-            .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
-            .bind::<Timestamptz, _>(now)
-            .bind::<Int4, _>(attempts_sql(max_attempts))
-            .bind::<Int4, _>(attempts_sql(teamcomm_workflows::RUN_ATTEMPTS))
-            .get_result(&mut conn)
-            .await
-            .map_err(db_error)?;
+        let found: Count = Prepared(
+            diesel::sql_query(RELAY)
+                .bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX))
+                .bind::<Timestamptz, _>(now)
+                .bind::<Int4, _>(attempts_sql(max_attempts))
+                .bind::<Int4, _>(attempts_sql(teamcomm_workflows::RUN_ATTEMPTS)),
+        )
+        .get_result(&mut conn)
+        .await
+        .map_err(db_error)?;
         Ok(usize::try_from(count_from(found.n)?).unwrap_or(usize::MAX))
     }
 
