@@ -5,7 +5,6 @@ use teamcomm_kernel::UserId;
 use teamcomm_messaging::Channel;
 use teamcomm_org::{Invitation, User};
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use utoipa::ToSchema;
 
 /// Formats a timestamp as ISO 8601 (RFC 3339) in UTC.
@@ -14,24 +13,68 @@ pub fn iso(t: OffsetDateTime) -> String {
 }
 
 /// A timestamp shown as [`iso`] shows it, written without allocating (a page of tasks holds
-/// a hundred of them). A timestamp RFC 3339 cannot write (a year past 9999) shows as "".
+/// a hundred of them). A timestamp RFC 3339 cannot write (a year before 0) shows as "".
 #[derive(Debug, Clone, Copy)]
 pub struct Iso(pub OffsetDateTime);
 
 impl Iso {
+    /// RFC 3339 in UTC, as `time`'s `Rfc3339` writes it (seconds, then the sub-second digits
+    /// without their trailing zeros, none when there are none, then `Z`), by hand: `time`'s
+    /// general formatter measured about 4% of a page of tasks' server CPU, for three
+    /// timestamps a task.
     fn write<'b>(&self, buf: &'b mut [u8; 48]) -> &'b str {
-        let mut out = &mut buf[..];
-        // What was written is what the writer advanced past (`format_into`'s count is not the
-        // bytes written for every component).
-        let n = match self
-            .0
-            .to_offset(time::UtcOffset::UTC)
-            .format_into(&mut out, &Rfc3339)
-        {
-            Ok(_) => 48 - out.len(),
-            Err(_) => 0,
+        let t = self.0.to_offset(time::UtcOffset::UTC);
+        // RFC 3339 has four digits of year, no sign.
+        let Ok(year @ 0..=9999) = u32::try_from(t.year()) else {
+            return "";
         };
+        let mut nanos = t.nanosecond();
+        let mut width = 9;
+        while nanos > 0 && nanos.is_multiple_of(10) {
+            nanos /= 10;
+            width -= 1;
+        }
+        let mut out = Out { buf, at: 0 };
+        out.digits(year, 4);
+        out.byte(b'-');
+        out.digits(u32::from(u8::from(t.month())), 2);
+        out.byte(b'-');
+        out.digits(u32::from(t.day()), 2);
+        out.byte(b'T');
+        out.digits(u32::from(t.hour()), 2);
+        out.byte(b':');
+        out.digits(u32::from(t.minute()), 2);
+        out.byte(b':');
+        out.digits(u32::from(t.second()), 2);
+        if nanos > 0 {
+            out.byte(b'.');
+            out.digits(nanos, width);
+        }
+        out.byte(b'Z');
+        let n = out.at;
+        // Only ASCII digits and separators were written.
         std::str::from_utf8(&buf[..n]).unwrap_or_default()
+    }
+}
+
+/// What [`Iso::write`] has written so far.
+struct Out<'b> {
+    buf: &'b mut [u8; 48],
+    at: usize,
+}
+
+impl Out<'_> {
+    fn byte(&mut self, b: u8) {
+        self.buf[self.at] = b;
+        self.at += 1;
+    }
+
+    /// `n` in `width` decimal digits, zero-padded.
+    fn digits(&mut self, n: u32, width: u32) {
+        for place in (0..width).rev() {
+            // One decimal digit, below 10: the cast keeps it whole.
+            self.byte(b'0' + (n / 10u32.pow(place) % 10) as u8);
+        }
     }
 }
 
@@ -219,5 +262,29 @@ mod tests {
                 format!("\"{shown}\"")
             );
         }
+    }
+
+    /// The hand-written formatter against `time`'s own, over the edges of every component:
+    /// years 0 and 9999, every width of sub-seconds, offsets that change the day and year.
+    #[test]
+    fn iso_writes_what_times_rfc3339_writes() {
+        use time::format_description::well_known::Rfc3339;
+        let days = [
+            datetime!(0000-01-01 00:00:00 UTC),
+            datetime!(9999-12-31 23:59:59.999999999 UTC),
+            datetime!(2024-02-29 12:34:56 UTC),
+            datetime!(2026-12-31 23:30:00 -01:00),
+            datetime!(2027-01-01 00:30:00 +01:00),
+        ];
+        let mut nanos: u32 = 1;
+        for day in days {
+            for width in 0..=9 {
+                let t = day.replace_nanosecond(nanos).unwrap();
+                nanos = (nanos % 100_000_000) * 10 + width;
+                let reference = t.to_offset(time::UtcOffset::UTC).format(&Rfc3339).unwrap();
+                assert_eq!(iso(t), reference, "{t}");
+            }
+        }
+        assert_eq!(iso(datetime!(-0001-12-31 23:00:00 UTC)), "");
     }
 }
