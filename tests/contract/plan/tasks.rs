@@ -423,8 +423,8 @@ async fn lists_filter_sort_and_page(p: Ports) {
 
 /// The live tasks of each column of `b` are `expected` (the others none), as every count
 /// reads them: a list of the board, of each column (a page of one, so the count is not
-/// proved by the page, and a page past the end), the column limit's count, the board's counts
-/// by column.
+/// proved by the page, and a page past the end), the board's own count, the column limit's
+/// count, the board's counts by column.
 async fn assert_counts(
     p: &Ports,
     org: OrgId,
@@ -461,6 +461,12 @@ async fn assert_counts(
     for offset in [0, 100] {
         assert_eq!(count(None, offset).await, total, "tasks of {}", b.key);
     }
+    assert_eq!(
+        p.plan.boards.count_board_tasks(org, b.id).await.unwrap(),
+        total,
+        "tasks of {} as the board counts them",
+        b.key
+    );
     for s in states {
         for offset in [0, 100] {
             assert_eq!(
@@ -539,6 +545,26 @@ async fn counts_follow_every_write(p: Ports) {
         .unwrap();
     assert_counts(&p, org.id, &b, &states, &[(todo, 2), (done, 1)]).await;
     assert_counts(&p, org.id, &other, &other_states, &[(other_todo, 2)]).await;
+    // A list of both boards counts both, each once, and of one column only that column.
+    for (state, expected) in [(None, 5), (Some(todo.id), 2), (Some(other_todo.id), 2)] {
+        let both = TaskFilter {
+            boards: vec![ListedBoard::from(&b), ListedBoard::from(&other)],
+            state,
+            ..TaskFilter::default()
+        };
+        for offset in [0, 100] {
+            let page = repo
+                .list_tasks(
+                    org.id,
+                    &both,
+                    TaskSort::default(),
+                    PageRequest { offset, limit: 1 },
+                )
+                .await
+                .unwrap();
+            assert_eq!(page.count, expected, "{state:?} from {offset}");
+        }
+    }
 
     let mut columns = states.clone();
     for s in columns.iter_mut().filter(|s| s.id == done.id) {

@@ -115,6 +115,16 @@ diesel::table! {
     }
 }
 
+// Live tasks per board, kept by the same triggers
+// (`migrations/2026-12-02-000000_plan_board_task_counts`).
+diesel::table! {
+    plan_board_task_counts (board_id) {
+        board_id -> Uuid,
+        organization_id -> Uuid,
+        live_tasks -> Int8,
+    }
+}
+
 diesel::table! {
     plan_tasks (id) {
         id -> Uuid,
@@ -227,6 +237,7 @@ diesel::joinable!(plan_boards -> plan_projects (project_id));
 diesel::joinable!(plan_states -> plan_boards (board_id));
 diesel::joinable!(plan_column_task_counts -> plan_boards (board_id));
 diesel::joinable!(plan_column_task_counts -> plan_states (state_id));
+diesel::joinable!(plan_board_task_counts -> plan_boards (board_id));
 diesel::joinable!(plan_tasks -> plan_boards (board_id));
 diesel::joinable!(plan_tasks -> plan_states (state_id));
 diesel::joinable!(plan_board_keys -> plan_boards (board_id));
@@ -246,6 +257,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     plan_board_visits,
     plan_states,
     plan_column_task_counts,
+    plan_board_task_counts,
     plan_tasks,
     plan_task_events,
     plan_task_relations,

@@ -30,8 +30,9 @@ use crate::error::{db_error, unknown_organization};
 use crate::repo::count_from;
 use crate::repo::paging::{like_pattern, load_page};
 use crate::schema::plan::{
-    plan_board_keys, plan_board_members, plan_board_visits, plan_boards, plan_column_task_counts,
-    plan_project_members, plan_projects, plan_states, plan_task_events, plan_tasks,
+    plan_board_keys, plan_board_members, plan_board_task_counts, plan_board_visits, plan_boards,
+    plan_column_task_counts, plan_project_members, plan_projects, plan_states, plan_task_events,
+    plan_tasks,
 };
 
 #[derive(Debug, Queryable, Selectable)]
@@ -472,15 +473,16 @@ impl BoardRepository for PgBoards {
 
     async fn count_board_tasks(&self, org: OrgId, id: BoardId) -> Result<u64, RepoError> {
         let mut conn = self.db.conn().await?;
-        // One kept count per column that ever held a task: a few rows, summed here.
-        let columns: Vec<i64> = plan_column_task_counts::table
-            .filter(plan_column_task_counts::board_id.eq(id.0))
-            .filter(plan_column_task_counts::organization_id.eq(org.0))
-            .select(plan_column_task_counts::live_tasks)
-            .load(&mut conn)
+        // No row until the board's first task.
+        let kept: Option<i64> = plan_board_task_counts::table
+            .filter(plan_board_task_counts::board_id.eq(id.0))
+            .filter(plan_board_task_counts::organization_id.eq(org.0))
+            .select(plan_board_task_counts::live_tasks)
+            .first(&mut conn)
             .await
+            .optional()
             .map_err(db_error)?;
-        count_from(columns.iter().sum())
+        count_from(kept.unwrap_or(0))
     }
 
     async fn archive_board(
