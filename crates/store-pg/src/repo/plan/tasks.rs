@@ -1122,8 +1122,7 @@ fn kept_count(f: &TaskFilter) -> bool {
 /// The kept count of a list whose filter is boards and maybe a column ([`kept_count`]), as a
 /// scalar subquery: the boards' counts (`plan_board_task_counts`, one row a board), or the
 /// column's (`plan_column_task_counts`). Summed from the columns, a board's count cost the
-/// page statement an aggregate and a bitmap scan, set up on every page: twice what one row
-/// costs.
+/// page statement an aggregate and a bitmap scan, set up on every page (decisions §73).
 fn kept_total(sql: Sql, org: OrgId, f: &TaskFilter) -> Sql {
     let sql = match (f.state, f.boards.as_slice()) {
         (Some(state), boards) => {
