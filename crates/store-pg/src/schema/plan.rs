@@ -115,7 +115,7 @@ diesel::table! {
     }
 }
 
-// Live tasks per board, kept by the same triggers
+// Live tasks per board, kept by triggers of their own on plan_tasks
 // (`migrations/2026-12-02-000000_plan_board_task_counts`).
 diesel::table! {
     plan_board_task_counts (board_id) {
