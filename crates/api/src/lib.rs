@@ -9,6 +9,7 @@ pub mod demo;
 pub mod dns;
 pub mod error;
 pub mod extract;
+pub mod json_writer;
 pub mod jwt;
 pub mod localpg;
 pub mod login_mail;

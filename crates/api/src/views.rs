@@ -24,11 +24,14 @@ impl Iso {
     /// timestamps a task.
     fn write<'b>(&self, buf: &'b mut [u8; 48]) -> &'b str {
         let t = self.0.to_offset(time::UtcOffset::UTC);
+        // Each in one go: the date is kept as a year and a day of the year, so `month()` and
+        // `day()` asked apart would each work out the calendar date.
+        let (year, month, day) = t.to_calendar_date();
+        let (hour, minute, second, mut nanos) = t.to_hms_nano();
         // RFC 3339 has four digits of year, no sign.
-        let Ok(year @ 0..=9999) = u32::try_from(t.year()) else {
+        let Ok(year @ 0..=9999) = u32::try_from(year) else {
             return "";
         };
-        let mut nanos = t.nanosecond();
         let mut width = 9;
         while nanos > 0 && nanos.is_multiple_of(10) {
             nanos /= 10;
@@ -37,15 +40,15 @@ impl Iso {
         let mut out = Out { buf, at: 0 };
         out.digits(year, 4);
         out.byte(b'-');
-        out.digits(u32::from(u8::from(t.month())), 2);
+        out.digits(u32::from(u8::from(month)), 2);
         out.byte(b'-');
-        out.digits(u32::from(t.day()), 2);
+        out.digits(u32::from(day), 2);
         out.byte(b'T');
-        out.digits(u32::from(t.hour()), 2);
+        out.digits(u32::from(hour), 2);
         out.byte(b':');
-        out.digits(u32::from(t.minute()), 2);
+        out.digits(u32::from(minute), 2);
         out.byte(b':');
-        out.digits(u32::from(t.second()), 2);
+        out.digits(u32::from(second), 2);
         if nanos > 0 {
             out.byte(b'.');
             out.digits(nanos, width);
@@ -69,12 +72,15 @@ impl Out<'_> {
         self.at += 1;
     }
 
-    /// `n` in `width` decimal digits, zero-padded.
-    fn digits(&mut self, n: u32, width: u32) {
-        for place in (0..width).rev() {
+    /// `n` in `width` decimal digits, zero-padded (written from the last).
+    fn digits(&mut self, mut n: u32, width: u32) {
+        let end = self.at + width as usize;
+        for at in (self.at..end).rev() {
             // One decimal digit, below 10: the cast keeps it whole.
-            self.byte(b'0' + (n / 10u32.pow(place) % 10) as u8);
+            self.buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
         }
+        self.at = end;
     }
 }
 
