@@ -63,6 +63,9 @@
 #   BENCH_PLAN_DELTA_SECONDS   how long the writers write (default 60)
 #   BENCH_PLAN_DELTA_WRITERS   concurrent writers (default 8)
 #   BENCH_PLAN_DELTA_POLL      seconds between two polls (default 1)
+#   BENCH_PLAN_CALLGRIND=1     instead of the wrk rounds: the server's instructions per request
+#                              of floor and the two page cases, by callgrind (see "instructions")
+#   BENCH_PLAN_CALLGRIND_REQUESTS  requests per case under callgrind (default 400)
 #   CARGO_TARGET_DIR           default $HOME/.cache/teamcomm-target
 set -euo pipefail
 
@@ -163,6 +166,9 @@ SERVER_PID=""
 
 cleanup() {
     local status=$?
+    if [[ -n ${CG_PID:-} ]] && kill -0 "$CG_PID" 2>/dev/null; then
+        kill -TERM "$CG_PID" 2>/dev/null || true
+    fi
     if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -TERM "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
@@ -316,6 +322,72 @@ printf 'wrk.method = "POST"\n' >"$WORK/insert.lua"
 create_script "$WORK/check.lua" 1
 api POST /v1/plan/tasks/ "{\"title\": \"Bench check\", \"board\": \"$LAST_CREATE_KEY\"}" >/dev/null
 SOLO_KEY=$LAST_CREATE_KEY
+
+# ------------------------------------------------------------------------------ instructions
+
+# BENCH_PLAN_CALLGRIND=1: instead of the wrk rounds, the server's instructions per request of
+# the read cases, counted by callgrind (repeatable whatever else the machine does; PostgreSQL is
+# not counted). A second server of the same binary runs under valgrind on the seeded database;
+# each case: 20 requests to warm up, counters zeroed, BENCH_PLAN_CALLGRIND_REQUESTS requests one
+# after the other on one connection, a dump.
+if [[ ${BENCH_PLAN_CALLGRIND:-0} == 1 ]]; then
+    command -v valgrind >/dev/null || die "BENCH_PLAN_CALLGRIND=1 needs valgrind (apt-get install valgrind)"
+    CG_REQUESTS="${BENCH_PLAN_CALLGRIND_REQUESTS:-400}"
+    CG_LISTEN=127.0.0.1:18091
+    log "callgrind: a second server on $CG_LISTEN under valgrind"
+    env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL \
+        DATABASE_URL="$BENCH_DATABASE_URL" TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN" \
+        TEAMCOMM_JWT_SECRET="$(python3 -c 'import secrets; print(secrets.token_hex(32))')" \
+        TEAMCOMM_BENCH_FLOOR=true TEAMCOMM_LISTEN="$CG_LISTEN" "${LIMITS[@]}" RUST_LOG=warn \
+        valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/callgrind.out" \
+        "$BIN" serve >"$WORK/callgrind.stdout" 2>"$WORK/callgrind.stderr" &
+    CG_PID=$!
+    for _ in $(seq 1 1200); do
+        kill -0 "$CG_PID" 2>/dev/null || die "the callgrind server exited: $(tail -n 5 "$WORK/callgrind.stderr")"
+        curl -sf -o /dev/null --max-time 2 "http://$CG_LISTEN/readyz" && break
+        sleep 0.5
+    done
+    # requests PATH N [KEY]: N GETs one after the other on one connection; fails unless all 200.
+    requests() {
+        python3 - "$CG_LISTEN" "$1" "$2" "${3:-}" <<'PY'
+import http.client, sys
+host, port = sys.argv[1].rsplit(":", 1)
+path, n, key = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+conn = http.client.HTTPConnection(host, int(port), timeout=600)
+for _ in range(n):
+    conn.request("GET", path, headers={"X-API-KEY": key} if key else {})
+    answer = conn.getresponse()
+    body = answer.read()
+    if answer.status != 200:
+        sys.exit(f"GET {path} answered {answer.status}: {body[:200]!r}")
+PY
+    }
+    CG_PATHS=("floor /bench/floor/?org=$ORG -"
+        "plan_tasks_page /v1/plan/tasks/?board=$PAGE_BOARD&page_size=25 $KEY"
+        "plan_tasks_page_1m /v1/plan/tasks/?board=$BIG_BOARD&page_size=25 $KEY")
+    for entry in "${CG_PATHS[@]}"; do
+        read -r name path key <<<"$entry"
+        requests "$path" 30 "${key#-}"
+    done
+    callgrind_control -i on "$CG_PID" >/dev/null 2>&1
+    for entry in "${CG_PATHS[@]}"; do
+        read -r name path key <<<"$entry"
+        requests "$path" 20 "${key#-}"
+        callgrind_control -z "$CG_PID" >/dev/null 2>&1
+        requests "$path" "$CG_REQUESTS" "${key#-}"
+        callgrind_control -d "$name" "$CG_PID" >/dev/null 2>&1
+    done
+    kill -TERM "$CG_PID" 2>/dev/null || true
+    wait "$CG_PID" 2>/dev/null || true
+    printf '\nServer instructions per request (callgrind, %s requests a case, one at a time):\n' "$CG_REQUESTS"
+    for dump in "$WORK"/callgrind.out.*; do
+        name="$(awk '/^desc: Trigger: /{ print $NF; exit }' "$dump")"
+        total="$(awk '/^(summary|totals):/{ print $2; exit }' "$dump")"
+        [[ -n $total ]] || continue
+        printf '  %-24s %12d\n' "$name" "$((total / CG_REQUESTS))"
+    done
+    exit 0
+fi
 
 # ------------------------------------------------------------------------------ measuring
 
