@@ -249,9 +249,10 @@ impl Writer {
     }
 
     #[inline]
-    fn int(&mut self, n: impl itoa::Integer) {
+    fn int(&mut self, n: impl itoa::Integer) -> Result {
         // Digits copy as a plain fragment does.
         self.fragment(itoa::Buffer::new().format(n));
+        Ok(())
     }
 
     /// A float, written by `serde_json` itself (no answer on a hot path has one; its shortest
@@ -269,6 +270,35 @@ impl Writer {
         self.room(text.len());
         self.put(text);
     }
+}
+
+/// The integer methods of a serializer, each `self.int(v)`.
+macro_rules! integers {
+    ($($method:ident: $int:ty),+ $(,)?) => {$(
+        fn $method(self, v: $int) -> Result {
+            self.int(v)
+        }
+    )+};
+}
+
+/// `Serialize{Seq,Tuple,…}` for [`Compound`]: each item by `$item`, the end by `close`.
+macro_rules! compound {
+    ($($trait:ident { $method:ident($($key:ident: &'static str,)?) => $item:ident })+) => {$(
+        impl ser::$trait for Compound<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                $($key: &'static str,)?
+                value: &T,
+            ) -> Result {
+                self.$item($($key,)? value)
+            }
+            fn end(self) -> Result {
+                self.close()
+            }
+        }
+    )+};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,46 +319,11 @@ impl<'w> ser::Serializer for &'w mut Writer {
         self.literal(if v { b"true" } else { b"false" });
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i16(self, v: i16) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i32(self, v: i32) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i64(self, v: i64) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i128(self, v: i128) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u8(self, v: u8) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u16(self, v: u16) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u32(self, v: u32) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u64(self, v: u64) -> Result {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u128(self, v: u128) -> Result {
-        self.int(v);
-        Ok(())
-    }
+    integers!(
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128,
+    );
     fn serialize_f32(self, v: f32) -> Result {
         self.float(v)
     }
@@ -448,10 +443,15 @@ impl<'w> Compound<'w> {
         }
     }
 
-    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+    /// The comma before every item but the first (a struct's keys bring their own).
+    fn comma(&mut self) {
         if !std::mem::replace(&mut self.first, false) {
             self.writer.literal(b",");
         }
+    }
+
+    fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+        self.comma();
         value.serialize(&mut *self.writer)
     }
 
@@ -467,79 +467,20 @@ impl<'w> Compound<'w> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
-    fn end(self) -> Result {
-        self.close()
-    }
+compound! {
+    SerializeSeq { serialize_element() => element }
+    SerializeTuple { serialize_element() => element }
+    SerializeTupleStruct { serialize_field() => element }
+    SerializeTupleVariant { serialize_field() => element }
+    SerializeStruct { serialize_field(key: &'static str,) => field }
+    SerializeStructVariant { serialize_field(key: &'static str,) => field }
 }
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
-        if !std::mem::replace(&mut self.first, false) {
-            self.writer.literal(b",");
-        }
+        self.comma();
         key.serialize(MapKey(&mut *self.writer))?;
         self.writer.literal(b":");
         Ok(())
@@ -609,36 +550,11 @@ impl ser::Serializer for MapKey<'_> {
     fn serialize_bool(self, v: bool) -> Result {
         self.quoted(if v { "true" } else { "false" })
     }
-    fn serialize_i8(self, v: i8) -> Result {
-        self.int(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result {
-        self.int(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result {
-        self.int(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result {
-        self.int(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result {
-        self.int(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result {
-        self.int(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result {
-        self.int(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result {
-        self.int(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result {
-        self.int(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result {
-        self.int(v)
-    }
+    integers!(
+        serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64,
+        serialize_i128: i128, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64, serialize_u128: u128,
+    );
     fn serialize_f32(self, v: f32) -> Result {
         self.float(v, v.is_finite())
     }
