@@ -192,19 +192,28 @@ for scope in READS WRITES BULK DELTA; do
 done
 OPERATOR_TOKEN="$(python3 -c 'import secrets; print(secrets.token_hex(24))')"
 
+# The bench server's settings (the callgrind mode starts a second server with them).
+SERVER_ENV=(env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV
+    -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER
+    DATABASE_URL="$BENCH_DATABASE_URL" TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN"
+    TEAMCOMM_BENCH_FLOOR=true "${LIMITS[@]}" RUST_LOG=warn)
+
+# wait_ready PID ADDRESS SECONDS STDERR: until the server answers /readyz, or dies naming why.
+wait_ready() {
+    local deadline=$((SECONDS + $3))
+    while ((SECONDS < deadline)); do
+        kill -0 "$1" 2>/dev/null || die "the server on $2 exited during start: $(tail -n 5 "$4")"
+        curl -sf -o /dev/null --max-time 2 "http://$2/readyz" && return 0
+        sleep 0.1
+    done
+    die "the server did not become ready on $2"
+}
+
 log "starting $BIN serve --demo on $LISTEN"
-env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL -u TEAMCOMM_TEST_CLI_VENV \
-    -u TEAMCOMM_RATE_LIMIT_ENTERPRISE_MULTIPLIER \
-    DATABASE_URL="$BENCH_DATABASE_URL" TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN" \
-    TEAMCOMM_BENCH_FLOOR=true TEAMCOMM_LISTEN="$LISTEN" "${LIMITS[@]}" RUST_LOG=warn \
+"${SERVER_ENV[@]}" TEAMCOMM_LISTEN="$LISTEN" \
     "$BIN" serve --demo >"$WORK/server.stdout" 2>"$WORK/server.stderr" &
 SERVER_PID=$!
-for _ in $(seq 1 600); do # up to 60 s (the first start applies migrations)
-    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited during start"
-    curl -sf -o /dev/null --max-time 1 "$BASE/readyz" && break
-    sleep 0.1
-done
-curl -sf -o /dev/null --max-time 1 "$BASE/readyz" || die "the server did not become ready on $LISTEN"
+wait_ready "$SERVER_PID" "$LISTEN" 60 "$WORK/server.stderr" # the first start applies migrations
 
 KEY="$(grep -E '^[[:space:]]*tck_[0-9A-Za-z]{38}[[:space:]]*$' "$WORK/server.stdout" | head -n 1 | tr -d '[:space:]' || true)"
 [[ -n $KEY ]] || die "no demo API key in the server's output (was the database really empty?)"
@@ -335,18 +344,12 @@ if [[ ${BENCH_PLAN_CALLGRIND:-0} == 1 ]]; then
     CG_REQUESTS="${BENCH_PLAN_CALLGRIND_REQUESTS:-400}"
     CG_LISTEN=127.0.0.1:18091
     log "callgrind: a second server on $CG_LISTEN under valgrind"
-    env -u TEAMCOMM_TLS_CERT -u TEAMCOMM_TLS_KEY -u TEAMCOMM_BASE_URL \
-        DATABASE_URL="$BENCH_DATABASE_URL" TEAMCOMM_OPERATOR_TOKEN="$OPERATOR_TOKEN" \
+    "${SERVER_ENV[@]}" TEAMCOMM_LISTEN="$CG_LISTEN" \
         TEAMCOMM_JWT_SECRET="$(python3 -c 'import secrets; print(secrets.token_hex(32))')" \
-        TEAMCOMM_BENCH_FLOOR=true TEAMCOMM_LISTEN="$CG_LISTEN" "${LIMITS[@]}" RUST_LOG=warn \
         valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/callgrind.out" \
         "$BIN" serve >"$WORK/callgrind.stdout" 2>"$WORK/callgrind.stderr" &
     CG_PID=$!
-    for _ in $(seq 1 1200); do
-        kill -0 "$CG_PID" 2>/dev/null || die "the callgrind server exited: $(tail -n 5 "$WORK/callgrind.stderr")"
-        curl -sf -o /dev/null --max-time 2 "http://$CG_LISTEN/readyz" && break
-        sleep 0.5
-    done
+    wait_ready "$CG_PID" "$CG_LISTEN" 600 "$WORK/callgrind.stderr"
     # requests PATH N [KEY]: N GETs one after the other on one connection; fails unless all 200.
     requests() {
         python3 - "$CG_LISTEN" "$1" "$2" "${3:-}" <<'PY'
